@@ -1,0 +1,97 @@
+"""Raw bytes in, a command or a typed rejection out; never an exception.
+
+The order is the contract's: readability first, then the door, then the rest of the shape.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+from pydantic import ValidationError
+
+from commands.models import COMMAND_TYPES, DOORS, Command
+
+raw_excerpt_bytes_max = 1024
+command_id_chars_max = 128
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """Input that could not be read as a command (reason `malformed`)."""
+    error: str
+    raw: str
+    command_id: str | None = None
+    type: str | None = None
+    business_id: str | None = None
+    agent_id: str | None = None
+    conversation_id: str | None = None
+    turn_id: str | None = None
+    reason: str = "malformed"
+
+
+@dataclass(frozen=True)
+class NotPermitted:
+    """A readable command of a type the door does not take."""
+    command_id: str
+    type: str
+    business_id: str
+    agent_id: str | None = None
+    conversation_id: str | None = None
+    turn_id: str | None = None
+    reason: str = "not_permitted"
+
+
+@dataclass(frozen=True)
+class Parsed:
+    command: Command
+    content: bytes = field(repr=False)  # canonical JSON: what "the same command" means
+
+
+
+
+def _str(obj: dict[str, Any], key: str, chars_max: int = 1 << 30) -> str | None:
+    value = obj.get(key)
+    return value if isinstance(value, str) and 0 < len(value) <= chars_max else None
+
+
+def _excerpt(raw: bytes) -> str:
+    return raw[:raw_excerpt_bytes_max].decode("utf-8", errors="replace")
+
+
+def _first_error(exc: ValidationError) -> str:
+    errors = exc.errors(include_url=False)
+    first = errors[0]
+    where = ".".join(str(p) for p in first["loc"]) or "(root)"
+    if first["type"] == "model_type":  # the generic type's name says nothing to a person
+        return f"{where}: expected an object"
+    more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
+    return f"{where}: {first['msg']}{more}"
+
+
+def parse(raw: bytes | str, door: str) -> Parsed | Rejection | NotPermitted:
+    if isinstance(raw, str):
+        raw = raw.encode("utf-8", errors="replace")
+    try:
+        obj = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        return Rejection(error=f"invalid JSON: {exc}", raw=_excerpt(raw))
+    if not isinstance(obj, dict):
+        return Rejection(error=f"expected a JSON object, got {type(obj).__name__}", raw=_excerpt(raw))
+    envelope = dict(
+        command_id=_str(obj, "command_id", command_id_chars_max),
+        type=_str(obj, "type") if obj.get("type") in COMMAND_TYPES else None,
+        business_id=_str(obj, "business_id"),
+        agent_id=_str(obj, "agent_id"),
+        conversation_id=_str(obj, "conversation_id"),
+        turn_id=_str(obj, "turn_id"))
+    unreadable = [k for k in ("command_id", "type", "business_id") if envelope[k] is None]
+    if unreadable:
+        return Rejection(error=f"unreadable {', '.join(unreadable)}", raw=_excerpt(raw), **envelope)
+    if envelope["type"] not in DOORS[door]:
+        return NotPermitted(**envelope)
+    try:
+        command = DOORS[door][envelope["type"]].model_validate(obj)
+    except ValidationError as exc:
+        return Rejection(error=_first_error(exc), raw=_excerpt(raw), **envelope)
+    return Parsed(command=command, content=orjson.dumps(obj, option=orjson.OPT_SORT_KEYS))

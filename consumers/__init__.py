@@ -1,0 +1,1 @@
+"""The doors: command line, Kafka consumers and producers, the webhook."""

@@ -1,0 +1,44 @@
+"""The `ledger` command line: the composition root, where the doors meet the store."""
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+
+from eventsourcing.persistence import PersistenceError
+from sqlalchemy.exc import SQLAlchemyError
+
+from consumers.cli import doors, lookups
+from consumers.cli.common import UsageError
+
+SUBCOMMANDS = [doors, lookups]
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="ledger", description="An order ledger agents cannot talk into guessing.")
+    sub = p.add_subparsers(dest="command", required=True)
+    for module in SUBCOMMANDS:
+        module.register(sub)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    logging.basicConfig(level=os.environ.get("LEDGER_LOG_LEVEL", "WARNING"), stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    args = parser().parse_args(argv)
+    try:
+        return args.run(args)
+    except UsageError as exc:
+        print(f"ledger: {exc}", file=sys.stderr)
+        return 2
+    except (PersistenceError, SQLAlchemyError, OSError) as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        print(f"ledger: operational failure: {reason}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,83 @@
+"""What every subcommand shares: the database option, JSON Lines out, errors to stderr."""
+from __future__ import annotations
+
+import argparse
+import os
+import select
+import sys
+from collections.abc import Iterator
+from typing import IO, Any
+
+import orjson
+
+from ledger.service import Ledger
+from ledger.store import Store
+
+default_db_url = "sqlite:///ledger.db"
+batch_records_max = 500
+read_chunk_bytes = 1 << 16
+
+
+class UsageError(Exception):
+    """Exit status 2: the command line itself was wrong."""
+
+
+def add_db(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--db", metavar="URL", help="SQLAlchemy URL (else $LEDGER_DB_URL, else sqlite:///ledger.db)")
+
+
+def db_url(args: argparse.Namespace) -> str:
+    url = args.db or os.environ.get("LEDGER_DB_URL") or default_db_url
+    if url.startswith("postgresql://"):
+        url = "postgresql+psycopg://" + url[len("postgresql://"):]  # psycopg 3 is the driver we ship
+    return url
+
+
+def open_store(args: argparse.Namespace) -> Store:
+    store = Store(db_url(args))
+    store.create_tables()
+    return store
+
+
+def open_ledger(args: argparse.Namespace) -> Ledger:
+    return Ledger(open_store(args))
+
+
+def emit(obj: Any, out: IO[bytes] | None = None) -> None:
+    (out or sys.stdout.buffer).write(orjson.dumps(obj) + b"\n")
+
+
+def open_input(path: str | None) -> IO[bytes]:
+    if path in (None, "-"):
+        return sys.stdin.buffer
+    try:
+        return open(path, "rb")
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror}") from exc
+
+
+def batches(stream: IO[bytes], records_max: int = batch_records_max) -> Iterator[list[bytes]]:
+    """Non-blank lines in batches: full ones while input keeps coming, a short one when it pauses.
+
+    A pause means an interactive or piped producer waits for answers: it must not wait for
+    a batch to fill.
+    """
+    fd = stream.fileno()
+    pending, batch = b"", []
+    while True:
+        chunk = os.read(fd, read_chunk_bytes)
+        lines = (pending + chunk).split(b"\n")
+        pending = lines.pop() if chunk else b""
+        if not chunk:
+            lines = [l for l in lines if l]
+        for line in lines:
+            if line.strip():
+                batch.append(line.rstrip(b"\r"))
+            if len(batch) >= records_max:
+                yield batch
+                batch = []
+        if batch and (not chunk or not select.select([fd], [], [], 0)[0]):
+            yield batch
+            batch = []
+        if not chunk:
+            return

@@ -1,0 +1,33 @@
+"""`ledger process` and `ledger admin apply`: commands from a file, one outcome per line."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from consumers.cli.common import add_db, batches, emit, open_input, open_ledger
+from consumers.cli.table import print_outcome
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("process", help="agent commands from FILE (or stdin), one outcome a line")
+    p.add_argument("file", nargs="?", default="-", metavar="FILE|-")
+    p.add_argument("--table", action="store_true", help="readable output for people")
+    add_db(p)
+    p.set_defaults(run=lambda a: run(a, "agent"))
+
+    admin = sub.add_parser("admin", help="the owner's door").add_subparsers(dest="admin_command", required=True)
+    a = admin.add_parser("apply", help="owner commands from FILE (or stdin), one outcome a line")
+    a.add_argument("file", nargs="?", default="-", metavar="FILE|-")
+    a.add_argument("--table", action="store_true", help="readable output for people")
+    add_db(a)
+    a.set_defaults(run=lambda a: run(a, "owner"))
+
+
+def run(args: argparse.Namespace, door: str) -> int:
+    stream = open_input(args.file)
+    ledger = open_ledger(args)
+    for batch in batches(stream):
+        for outcome in ledger.handle(batch, door):
+            print_outcome(outcome) if args.table else emit(outcome)
+        sys.stdout.flush()
+    return 0

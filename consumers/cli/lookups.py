@@ -1,0 +1,53 @@
+"""`ledger query` and `ledger events`: read-only, for agents' lookups and analysts."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from consumers.cli.common import add_db, emit, open_store
+from ledger.store import stream_id
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    q = sub.add_parser("query", help="read-only lookups: price or stock of a SKU")
+    q.add_argument("what", choices=["price", "stock"])
+    q.add_argument("--business", required=True)
+    q.add_argument("--sku", required=True)
+    add_db(q)
+    q.set_defaults(run=query)
+
+    e = sub.add_parser("events", help="the log, one event a line, streaming")
+    e.add_argument("--from", dest="start", type=int, default=1, metavar="POSITION")
+    e.add_argument("--until", type=int, default=None, metavar="POSITION", help="inclusive")
+    e.add_argument("--business")
+    e.add_argument("--type", action="append", default=[], help="event type; repeat for several")
+    add_db(e)
+    e.set_defaults(run=events)
+
+
+def query(args: argparse.Namespace) -> int:
+    store = open_store(args)
+    product = store.load(args.business).products.get(args.sku)
+    row = {"business_id": args.business, "sku": args.sku}
+    if args.what == "price":
+        row["unit_price"] = product.unit_price if product else None
+    else:
+        row["available"] = product.available if product else None
+    if product is None:
+        row["reason"] = "unknown_product"
+    emit(row)
+    return 0
+
+
+def events(args: argparse.Namespace) -> int:
+    store = open_store(args)
+    out = sys.stdout.buffer
+    for position, event in store.notifications(max(1, args.start), args.until, args.type):
+        if args.business is not None and event.business_id != args.business:
+            continue
+        emit(log_row(position, event), out)
+    return 0
+
+
+def log_row(position: int, event) -> dict:
+    return {"position": position, "type": event.type, **event.to_dict()}

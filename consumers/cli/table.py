@@ -1,0 +1,65 @@
+"""Readable output for people: one line an outcome, or an aligned table of rows."""
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+_MARK = {"accepted": "✓", "blocked": "✗", "rejected": "!"}
+
+
+def describe(o: dict[str, Any]) -> str:
+    mark = _MARK.get(o.get("status", ""), "?")
+    head = f"{mark} {o.get('command_id') or '-'} {o.get('type') or '(unreadable)'}: {o.get('status')}"
+    if o.get("duplicate"):
+        head += " (duplicate)"
+    if o.get("reason"):
+        head += f" [{o['reason']}]"
+    bits = []
+    if o.get("fields"):
+        bits.append("needs " + ", ".join(o["fields"]))
+    if o.get("conflicts"):
+        bits.append("conflicting " + "; ".join(f"{k}: {' vs '.join(map(str, v))}" for k, v in o["conflicts"].items()))
+    details = o.get("details") or {}
+    for line in details.get("lines", []):
+        bits.append(f"{line['sku']}: asked {line['requested']}, only {line['available']} left")
+    if "credit_limit" in details:
+        bits.append(f"limit {details['credit_limit']}, owes {details['exposure']}, order {details['order_total']}")
+    if details.get("skus"):
+        bits.append("no such product: " + ", ".join(details["skus"]))
+    if details.get("error"):
+        bits.append(details["error"])
+    if o.get("order_id"):
+        bits.append(f"order {o['order_id']} total {o['total']}")
+    if o.get("payment_link"):
+        link = o["payment_link"]
+        bits.append(f"{'resent' if o.get('reused') else 'link'} {link['reference']} for {link['amount']}")
+    if o.get("escalated"):
+        bits.append(f"escalated {o.get('escalation_id')}")
+    return head + ("\n    " + "; ".join(bits) if bits else "")
+
+
+def print_outcome(o: dict[str, Any]) -> None:
+    sys.stdout.write(describe(o) + "\n")
+
+
+def print_table(rows: list[dict[str, Any]], columns: list[str] | None = None) -> None:
+    if not rows:
+        sys.stdout.write("(no rows)\n")
+        return
+    columns = columns or list(rows[0])
+    cells = [[_cell(r.get(c)) for c in columns] for r in rows]
+    widths = [min(40, max(len(c), *(len(row[i]) for row in cells))) for i, c in enumerate(columns)]
+    line = lambda vals: "  ".join(v[:w].ljust(w) for v, w in zip(vals, widths)).rstrip()
+    sys.stdout.write(line(columns) + "\n" + line(["-" * w for w in widths]) + "\n")
+    for row in cells:
+        sys.stdout.write(line(row) + "\n")
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, (list, tuple)):
+        return ",".join(map(_cell, value))
+    if isinstance(value, dict):
+        return ",".join(f"{k}={_cell(v)}" for k, v in value.items())
+    return str(value)

@@ -1,0 +1,1 @@
+"""The write side: events, state, the pure decision, the store."""

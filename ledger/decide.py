@@ -1,0 +1,217 @@
+"""The decision: `decide(state, command, stamp) -> events`. Pure.
+
+No clock, no ids, no I/O: the time and a fresh id come in on the stamp. A block is an event
+too (`CommandBlocked`); it changes nothing but the log. Rules are checked in the
+contract's order, and the first that fails is the answer.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from commands import models as m
+from commands.parsing import NotPermitted, Rejection
+from ledger import events as ev
+from ledger.promises import promised_follow_up
+from ledger.state import BusinessState
+
+
+@dataclass(frozen=True)
+class Stamp:
+    recorded_at: str
+    id: str  # fresh and time-ordered; order, link and escalation ids derive from it
+
+    @property
+    def order_id(self) -> str:
+        return f"ord-{self.id}"
+
+    @property
+    def reference(self) -> str:
+        return f"lnk-{self.id}"
+
+    @property
+    def escalation_id(self) -> str:
+        return f"esc-{self.id}"
+
+
+class Blocked(Exception):
+    """Raised inside the rules, turned into a `CommandBlocked` value at the one place below."""
+
+    def __init__(self, reason: str, fields: list[str] | None = None,
+                 conflicts: dict[str, list[Any]] | None = None, details: dict[str, Any] | None = None):
+        super().__init__(reason)
+        self.reason, self.fields = reason, fields or []
+        self.conflicts, self.details = conflicts or {}, details or {}
+
+
+def _context(command: m.Command | NotPermitted | Rejection, stamp: Stamp) -> dict[str, Any]:
+    return dict(business_id=command.business_id, command_id=command.command_id,
+                recorded_at=stamp.recorded_at, agent_id=command.agent_id,
+                conversation_id=command.conversation_id, turn_id=command.turn_id)
+
+
+def block(command: m.Command | NotPermitted, stamp: Stamp, blocked: Blocked) -> list[ev.Event]:
+    return [ev.CommandBlocked(**_context(command, stamp), command_type=command.type,
+                              reason=blocked.reason, fields=blocked.fields,
+                              conflicts=blocked.conflicts, details=blocked.details)]
+
+
+def refuse(command: NotPermitted, stamp: Stamp) -> list[ev.Event]:
+    return block(command, stamp, Blocked("not_permitted"))
+
+
+def reject(rejection: Rejection, stamp: Stamp) -> list[ev.Event]:
+    return [ev.CommandRejected(**_context(rejection, stamp), command_type=rejection.type,
+                               reason=rejection.reason, error=rejection.error, raw=rejection.raw)]
+
+
+def decide(state: BusinessState, command: m.Command, stamp: Stamp) -> list[ev.Event]:
+    try:
+        _check_facts(command.facts)
+        return _RULES[type(command)](state, command, stamp, _context(command, stamp))
+    except Blocked as blocked:
+        events = block(command, stamp, blocked)
+        if blocked.reason == "credit_limit_exceeded":
+            events.append(ev.EscalationRaised(
+                **_context(command, stamp), escalation_id=stamp.escalation_id,
+                cause="credit_limit", reason="credit_limit_exceeded"))
+        return events
+
+
+def _check_facts(facts: m.Facts) -> None:
+    unknown = facts.unknown_required()
+    if unknown:
+        raise Blocked("unknown_facts", fields=unknown)
+    conflicts = facts.conflicting_required()
+    if conflicts:
+        raise Blocked("conflicting_facts", fields=sorted(conflicts), conflicts=conflicts)
+
+
+# --- agent door --------------------------------------------------------------
+
+def _place_order(state: BusinessState, c: m.PlaceOrder, stamp: Stamp, ctx: dict) -> list[ev.Event]:
+    customer_id, lines = c.facts.customer_id.value, c.facts.lines.value
+    customer = state.customers.get(customer_id)
+    if customer is None:
+        raise Blocked("unknown_customer", details={"customer_id": customer_id})
+    missing = sorted({line.sku for line in lines if line.sku not in state.products})
+    if missing:
+        raise Blocked("unknown_product", details={"skus": missing})
+    requested = Counter()
+    for line in lines:  # a SKU on two lines draws on one stock
+        requested[line.sku] += line.quantity
+    short = [{"sku": sku, "requested": qty, "available": state.products[sku].available}
+             for sku, qty in sorted(requested.items()) if qty > state.products[sku].available]
+    if short:
+        raise Blocked("insufficient_stock", details={"lines": short})
+    priced = [{"sku": l.sku, "quantity": l.quantity, "unit_price": state.products[l.sku].unit_price,
+               "line_total": l.quantity * state.products[l.sku].unit_price} for l in lines]
+    total = sum(line["line_total"] for line in priced)
+    if customer.exposure + total > customer.credit_limit:
+        raise Blocked("credit_limit_exceeded", details={
+            "credit_limit": customer.credit_limit, "exposure": customer.exposure, "order_total": total})
+    return [ev.OrderPlaced(**ctx, order_id=stamp.order_id, customer_id=customer_id,
+                           lines=priced, total=total, note=c.facts.note.value if c.facts.note.known else None)]
+
+
+def _issue_payment_link(state: BusinessState, c: m.IssuePaymentLink, stamp: Stamp, ctx: dict) -> list[ev.Event]:
+    order_id = c.facts.order_id.value
+    order = state.orders.get(order_id)
+    if order is None:
+        raise Blocked("unknown_order", details={"order_id": order_id})
+    if order.outstanding == 0:
+        raise Blocked("nothing_outstanding", details={"order_id": order_id, "total": order.total, "paid": order.paid})
+    live = order.live_link
+    if live is not None and live.amount == order.outstanding:
+        return [ev.PaymentLinkResent(**ctx, order_id=order_id, reference=live.reference,
+                                     url=live.url, amount=live.amount)]
+    voided = [] if live is None else [ev.PaymentLinkVoided(
+        **ctx, order_id=order_id, reference=live.reference, amount=live.amount)]
+    # The url is the provider's answer: the shell asks for it before the events are written.
+    return voided + [ev.PaymentLinkIssued(**ctx, order_id=order_id, reference=stamp.reference,
+                                          url="", amount=order.outstanding)]
+
+
+def _escalate(state: BusinessState, c: m.Escalate, stamp: Stamp, ctx: dict) -> list[ev.Event]:
+    reason = c.facts.reason.value if c.facts.reason.known else None
+    return [ev.EscalationRaised(**ctx, escalation_id=stamp.escalation_id, cause="agent", reason=reason)]
+
+
+def _complete_turn(state: BusinessState, c: m.CompleteTurn, stamp: Stamp, ctx: dict) -> list[ev.Event]:
+    reply = c.facts.reply.value
+    events: list[ev.Event] = [ev.ReplyRecorded(**ctx, reply=reply)]
+    phrase = promised_follow_up(reply)
+    if phrase is not None and c.turn not in state.escalated_turns:
+        events.append(ev.EscalationRaised(**ctx, escalation_id=stamp.escalation_id, cause="auto_promise",
+                                          reason="reply promises a human follow-up", auto=True, phrase=phrase))
+    return events
+
+
+# --- owner door --------------------------------------------------------------
+
+def _register_product(state: BusinessState, c: m.RegisterProduct, stamp: Stamp, ctx: dict) -> list[ev.Event]:
+    f = c.facts.known_values()
+    if f["sku"] in state.products:
+        raise Blocked("already_exists", details={"sku": f["sku"]})
+    return [ev.ProductRegistered(**ctx, sku=f["sku"], name=f["name"], unit_price=f["unit_price"], stock=f["stock"])]
+
+
+def _existing_product(state: BusinessState, sku: str) -> None:
+    if sku not in state.products:
+        raise Blocked("unknown_product", details={"skus": [sku]})
+
+
+def _restock(state: BusinessState, c: m.Restock, stamp: Stamp, ctx: dict) -> list[ev.Event]:
+    f = c.facts.known_values()
+    _existing_product(state, f["sku"])
+    return [ev.ProductRestocked(**ctx, sku=f["sku"], quantity=f["quantity"])]
+
+
+def _set_price(state: BusinessState, c: m.SetPrice, stamp: Stamp, ctx: dict) -> list[ev.Event]:
+    f = c.facts.known_values()
+    _existing_product(state, f["sku"])
+    return [ev.PriceSet(**ctx, sku=f["sku"], unit_price=f["unit_price"])]
+
+
+def _register_customer(state: BusinessState, c: m.RegisterCustomer, stamp: Stamp, ctx: dict) -> list[ev.Event]:
+    f = c.facts.known_values()
+    if f["customer_id"] in state.customers:
+        raise Blocked("already_exists", details={"customer_id": f["customer_id"]})
+    return [ev.CustomerRegistered(**ctx, customer_id=f["customer_id"], name=f["name"], credit_limit=f["credit_limit"])]
+
+
+def _set_credit_limit(state: BusinessState, c: m.SetCreditLimit, stamp: Stamp, ctx: dict) -> list[ev.Event]:
+    f = c.facts.known_values()
+    if f["customer_id"] not in state.customers:
+        raise Blocked("unknown_customer", details={"customer_id": f["customer_id"]})
+    return [ev.CreditLimitSet(**ctx, customer_id=f["customer_id"], credit_limit=f["credit_limit"])]
+
+
+def _open_escalation(state: BusinessState, escalation_id: str) -> None:
+    status = state.escalations.get(escalation_id)
+    if status is None:
+        raise Blocked("unknown_escalation", details={"escalation_id": escalation_id})
+    if status in ("resolved", "dismissed"):
+        raise Blocked("already_closed", details={"escalation_id": escalation_id, "status": status})
+
+
+def _acknowledge_escalation(state: BusinessState, c: m.AcknowledgeEscalation, stamp: Stamp, ctx: dict) -> list[ev.Event]:
+    escalation_id = c.facts.escalation_id.value
+    _open_escalation(state, escalation_id)
+    return [ev.EscalationAcknowledged(**ctx, escalation_id=escalation_id)]
+
+
+def _close_escalation(state: BusinessState, c: m.CloseEscalation, stamp: Stamp, ctx: dict) -> list[ev.Event]:
+    f = c.facts.known_values()
+    _open_escalation(state, f["escalation_id"])
+    return [ev.EscalationClosed(**ctx, escalation_id=f["escalation_id"], resolution=f["resolution"], note=f.get("note"))]
+
+
+_RULES = {
+    m.PlaceOrder: _place_order, m.IssuePaymentLink: _issue_payment_link,
+    m.Escalate: _escalate, m.CompleteTurn: _complete_turn,
+    m.RegisterProduct: _register_product, m.Restock: _restock, m.SetPrice: _set_price,
+    m.RegisterCustomer: _register_customer, m.SetCreditLimit: _set_credit_limit,
+    m.AcknowledgeEscalation: _acknowledge_escalation, m.CloseEscalation: _close_escalation,
+}

@@ -1,0 +1,179 @@
+"""Events: what happened, past tense, frozen. The log holds nothing else.
+
+Every event names the business and the command (or provider event) that caused it, and
+the turn it happened in when it came through the agent door: intent is derived from these.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import orjson
+
+
+@dataclass(frozen=True, kw_only=True)
+class Event:
+    business_id: str | None
+    command_id: str | None
+    recorded_at: str
+    agent_id: str | None = None
+    conversation_id: str | None = None
+    turn_id: str | None = None
+    registry: ClassVar[dict[str, type["Event"]]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        Event.registry[cls.__name__] = cls
+
+    @property
+    def type(self) -> str:
+        return type(self).__name__
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def encode(event: Event) -> bytes:
+    return orjson.dumps(event.to_dict())
+
+
+def decode(topic: str, state: bytes) -> Event:
+    cls = Event.registry[topic]
+    data = orjson.loads(state)
+    return cls(**data)
+
+
+# --- owner -------------------------------------------------------------------
+
+@dataclass(frozen=True, kw_only=True)
+class ProductRegistered(Event):
+    sku: str
+    name: str
+    unit_price: int
+    stock: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProductRestocked(Event):
+    sku: str
+    quantity: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class PriceSet(Event):
+    sku: str
+    unit_price: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class CustomerRegistered(Event):
+    customer_id: str
+    name: str
+    credit_limit: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class CreditLimitSet(Event):
+    customer_id: str
+    credit_limit: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class EscalationAcknowledged(Event):
+    escalation_id: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class EscalationClosed(Event):
+    escalation_id: str
+    resolution: str
+    note: str | None = None
+
+
+# --- orders and money --------------------------------------------------------
+
+@dataclass(frozen=True, kw_only=True)
+class OrderPlaced(Event):
+    order_id: str
+    customer_id: str
+    lines: list[dict[str, Any]]  # sku, quantity, unit_price, line_total
+    total: int
+    note: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class PaymentLinkIssued(Event):
+    order_id: str
+    reference: str
+    url: str
+    amount: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class PaymentLinkResent(Event):
+    order_id: str
+    reference: str
+    url: str
+    amount: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class PaymentLinkVoided(Event):
+    order_id: str
+    reference: str
+    amount: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class PaymentReceived(Event):
+    """Money the provider confirmed. Flags say what a person should look at."""
+    order_id: str
+    customer_id: str
+    reference: str
+    amount: int
+    provider_event_id: str
+    flags: list[str] = field(default_factory=list)  # "voided_link", "overpaid"
+    overpaid_amount: int = 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class WebhookRefused(Event):
+    """A provider call that changed nothing, kept so auditors can see it."""
+    provider_event_id: str | None
+    reason: str  # bad_signature, malformed, unknown_reference
+    error: str
+    raw: str
+
+
+# --- turns -------------------------------------------------------------------
+
+@dataclass(frozen=True, kw_only=True)
+class EscalationRaised(Event):
+    escalation_id: str
+    cause: str  # agent, credit_limit, auto_promise
+    reason: str | None = None
+    auto: bool = False
+    phrase: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReplyRecorded(Event):
+    reply: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class CommandBlocked(Event):
+    command_type: str  # `type` is the event's own name
+    reason: str
+    fields: list[str] = field(default_factory=list)
+    conflicts: dict[str, list[Any]] = field(default_factory=dict)
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
+class CommandRejected(Event):
+    command_type: str | None
+    reason: str
+    error: str
+    raw: str

@@ -1,0 +1,35 @@
+"""The promise backstop: does a reply promise that a person will follow up?
+
+Deliberately over-broad: a false positive costs a person ten seconds, a false negative
+strands a customer. The phrases are data (promises.txt); matching is on normalised text.
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+from importlib import resources
+
+_APOSTROPHES = dict.fromkeys(map(ord, "\u2018\u2019\u02bc\u0060\u00b4"), "'")
+
+
+def normalise(text: str) -> str:
+    """Lower case, one kind of apostrophe dropped, punctuation and spacing folded to one space."""
+    text = unicodedata.normalize("NFKC", text).translate(_APOSTROPHES).lower()
+    text = text.replace("'", "")
+    return " ".join(re.sub(r"[^\w]+", " ", text).split())
+
+
+@lru_cache(maxsize=1)
+def phrases() -> tuple[str, ...]:
+    lines = resources.files("ledger").joinpath("promises.txt").read_text("utf-8").splitlines()
+    return tuple(normalise(l) for l in lines if l.strip() and not l.lstrip().startswith("#"))
+
+
+def promised_follow_up(reply: str) -> str | None:
+    """The first phrase the reply contains, whole words only, or None."""
+    text = f" {normalise(reply)} "
+    for phrase in phrases():
+        if f" {phrase} " in text:
+            return phrase
+    return None

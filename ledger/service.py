@@ -1,0 +1,173 @@
+"""The ledger application: parse, claim, decide, append. The shell around `decide`.
+
+Here live the clock, the ids, the provider call and the store. A chunk of commands is
+decided in order against in-memory state and written in one transaction; each command
+is still all-or-nothing, because a blocked command's only event is its block. When
+another writer got there first, the chunk is decided again on fresh state.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import logging
+import os
+import time
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime, timezone
+from typing import Any
+
+import orjson
+from sqlalchemy.sql import Executable
+
+from commands.parsing import NotPermitted, Parsed, Rejection, parse
+from ledger import events as ev
+from ledger.decide import Blocked, Stamp, block, decide, refuse, reject
+from ledger.outcome import outcome
+from ledger.payments import PaymentProvider, SandboxProvider
+from ledger.state import BusinessState
+from ledger.store import Claim, IntegrityError, Store
+from ledger.webhook import Payment, decide_payment, read, refusal_events
+
+log = logging.getLogger("ledger")
+conflict_retries_max = 20
+
+Outcome = dict[str, Any]
+Extra = Callable[[list[Outcome]], Sequence[Executable]]
+
+
+def utc_now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def time_ordered_id() -> str:
+    """A UUIDv7-shaped id: millisecond time first, so inserts land at the end of indexes."""
+    value = (time.time_ns() // 1_000_000) << 80 | int.from_bytes(os.urandom(10), "big")
+    value = (value & ~(0xF << 76)) | (0x7 << 76)
+    value = (value & ~(0x3 << 62)) | (0x2 << 62)
+    h = f"{value:032x}"
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+def _hash(content: bytes) -> str:
+    return hashlib.sha256(content).hexdigest()
+
+
+class Ledger:
+    def __init__(self, store: Store, provider: PaymentProvider | None = None,
+                 now: Callable[[], str] = utc_now, new_id: Callable[[], str] = time_ordered_id):
+        self.store = store
+        self.provider = provider or SandboxProvider()
+        self.now, self.new_id = now, new_id
+        self._states: dict[str, BusinessState] = {}
+
+    def stamp(self) -> Stamp:
+        return Stamp(recorded_at=self.now(), id=self.new_id())
+
+    def state(self, business_id: str | None) -> BusinessState:
+        key = business_id or ""
+        if key not in self._states:
+            self._states[key] = self.store.load(key)
+        return self._states[key]
+
+    def forget(self, business_ids: Sequence[str | None] = ()) -> None:
+        for b in business_ids or list(self._states):
+            self._states.pop(b or "", None)
+
+    # --- commands -------------------------------------------------------------
+
+    def handle(self, raws: Sequence[bytes | str], door: str, extra: Extra | None = None) -> list[Outcome]:
+        """One outcome per raw command, in order, all written in one transaction."""
+        items = [parse(raw, door) for raw in raws]
+        for attempt in range(conflict_retries_max):
+            seen = self.store.claims_for("command", [i.command.command_id for i in items if isinstance(i, Parsed)])
+            appended: list[tuple[int, ev.Event]] = []
+            claims: list[Claim] = []
+            outcomes = [self._one(item, seen, appended, claims) for item in items]
+            try:
+                self.store.write(appended, claims, extra(outcomes) if extra else ())
+                return outcomes
+            except IntegrityError:
+                # Someone else appended to one of these streams or claimed one of these ids:
+                # throw the decisions away and decide again on what is now in the store.
+                log.info("write conflict, deciding again (attempt %d)", attempt + 1)
+                self.forget([e.business_id for _, e in appended])
+        raise RuntimeError(f"write conflicts persisted after {conflict_retries_max} attempts")
+
+    def _one(self, item: Parsed | NotPermitted | Rejection, seen: dict[str, Claim],
+             appended: list[tuple[int, ev.Event]], claims: list[Claim]) -> Outcome:
+        stamp = self.stamp()
+        if isinstance(item, Rejection):
+            return self._append(item, reject(item, stamp), appended)
+        if isinstance(item, NotPermitted):
+            return self._append(item, refuse(item, stamp), appended)
+        command = item.command
+        content_hash = _hash(item.content)
+        first = seen.get(command.command_id)
+        if first is not None:
+            if first.content_hash == content_hash:
+                return {**orjson.loads(first.outcome), "duplicate": True}
+            return self._append(item, block(command, stamp, Blocked("command_id_reused")), appended)
+        events = self._with_links(decide(self.state(command.business_id), command, stamp))
+        out = self._append(item, events, appended)
+        claim = Claim("command", command.command_id, content_hash, orjson.dumps(out))
+        seen[command.command_id] = claim
+        claims.append(claim)
+        return out
+
+    def _append(self, item: Any, events: list[ev.Event], appended: list[tuple[int, ev.Event]]) -> Outcome:
+        self._fold(events, appended)
+        return outcome(item, events)
+
+    def _fold(self, events: list[ev.Event], appended: list[tuple[int, ev.Event]]) -> None:
+        """Keep the in-memory state current and give each event its stream version."""
+        for e in events:
+            state = self.state(e.business_id)
+            state.evolve(e)
+            appended.append((state.version, e))
+
+    def _with_links(self, events: list[ev.Event]) -> list[ev.Event]:
+        """Ask the provider for each new link's url; the amount was already decided."""
+        return [dataclasses.replace(e, url=self.provider.create_link(
+                    business_id=e.business_id, order_id=e.order_id, reference=e.reference, amount=e.amount))
+                if isinstance(e, ev.PaymentLinkIssued) else e for e in events]
+
+    # --- the provider door ----------------------------------------------------
+
+    def handle_webhook(self, body: bytes, headers: Mapping[str, str]) -> Outcome:
+        read_as = read(body, self.provider.verify(body, headers))
+        raw = body[:1024].decode("utf-8", errors="replace")
+        for attempt in range(conflict_retries_max):
+            stamp = self.stamp()
+            appended: list[tuple[int, ev.Event]] = []
+            claims: list[Claim] = []
+            if isinstance(read_as, Payment):
+                key = read_as.provider_event_id
+                first = self.store.claims_for("provider", [key]).get(key)
+                if first is not None:
+                    return {**orjson.loads(first.outcome), "duplicate": True}
+                events = decide_payment(self.state(read_as.business_id), read_as, stamp, raw)
+            else:
+                events = refusal_events(read_as, stamp)
+            out = _payment_outcome(read_as, events)
+            self._fold(events, appended)
+            if isinstance(read_as, Payment):
+                claims.append(Claim("provider", read_as.provider_event_id, _hash(body), orjson.dumps(out)))
+            try:
+                self.store.write(appended, claims)
+                return out
+            except IntegrityError:
+                self.forget([e.business_id for _, e in appended])
+        raise RuntimeError(f"write conflicts persisted after {conflict_retries_max} attempts")
+
+
+def _payment_outcome(read_as: Any, events: list[ev.Event]) -> Outcome:
+    e = events[0]
+    out: Outcome = {"provider_event_id": getattr(read_as, "provider_event_id", None),
+                    "business_id": e.business_id, "status": "accepted", "reason": None,
+                    "duplicate": False, "events": [x.type for x in events],
+                    "order_id": None, "reference": None, "amount": None, "flags": []}
+    if isinstance(e, ev.PaymentReceived):
+        out.update(order_id=e.order_id, reference=e.reference, amount=e.amount, flags=e.flags)
+    else:
+        out.update(status="refused", reason=e.reason)
+    return out

@@ -1,0 +1,136 @@
+"""The event store: eventsourcing's SQLAlchemy recorder, plus the command-id claims table.
+
+One business is one stream (a uuid5 of its id), so the recorder's unique
+(originator_id, originator_version) index is our optimistic-concurrency check, and the
+claims table's primary key is our idempotency check: both are the database's, not ours.
+Everything a batch writes goes in one transaction, or nothing does.
+"""
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from eventsourcing.persistence import IntegrityError, OperationalError, PersistenceError, StoredEvent
+from eventsourcing_sqlalchemy.datastore import SQLAlchemyDatastore
+from eventsourcing_sqlalchemy.recorders import SQLAlchemyApplicationRecorder
+from sqlalchemy import Column, LargeBinary, MetaData, String, Table, event, select
+from sqlalchemy.sql import Executable
+
+from ledger import events as ev
+from ledger.state import BusinessState
+
+__all__ = ["Claim", "IntegrityError", "OperationalError", "PersistenceError", "Store", "stream_id"]
+
+_STREAMS = uuid.UUID("6f1c9a52-2b8e-4f6e-9b1d-4d1e5c0a7b3e")
+notifications_page_max = 5000
+claims_lookup_max = 500
+
+metadata = MetaData()
+claims = Table(
+    "ledger_claims", metadata,
+    Column("scope", String(16), primary_key=True),   # "command" or "provider"
+    Column("key", String(255), primary_key=True),
+    Column("content_hash", String(64), nullable=False),
+    Column("outcome", LargeBinary, nullable=False),  # the first outcome, returned on a duplicate
+)
+
+
+def stream_id(business_id: str | None) -> uuid.UUID:
+    return uuid.uuid5(_STREAMS, business_id or "")
+
+
+@dataclass(frozen=True)
+class Claim:
+    scope: str
+    key: str
+    content_hash: str
+    outcome: bytes
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    # FULL: an acknowledged command survives power loss; busy_timeout: a second writer waits.
+    cursor.execute("PRAGMA synchronous=FULL")
+    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.close()
+
+
+class Store:
+    def __init__(self, url: str):
+        kwargs: dict[str, Any] = {}
+        if url.startswith("postgresql"):
+            kwargs = {"pool_pre_ping": True}
+        self.url = url
+        self.datastore = SQLAlchemyDatastore(url=url, **kwargs)
+        assert self.datastore.engine is not None
+        self.engine = self.datastore.engine
+        if self.engine.dialect.name == "sqlite":
+            event.listen(self.engine, "connect", _sqlite_pragmas)
+        self.recorder = SQLAlchemyApplicationRecorder(self.datastore, events_table_name="ledger_events")
+
+    def create_tables(self, *extra: MetaData) -> None:
+        self.recorder.create_table()
+        for md in (metadata, *extra):
+            md.create_all(self.engine)
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    # --- reading --------------------------------------------------------------
+
+    def load(self, business_id: str, state: BusinessState | None = None) -> BusinessState:
+        """Fold the business's stream; given a state, fold only what it has not seen."""
+        state = state or BusinessState(business_id)
+        for stored in self.recorder.select_events(stream_id(business_id), gt=state.version or None):
+            state.evolve(ev.decode(stored.topic, stored.state))
+        return state
+
+    def claims_for(self, scope: str, keys: Iterable[str]) -> dict[str, Claim]:
+        keys = list(dict.fromkeys(keys))
+        found: dict[str, Claim] = {}
+        with self.engine.connect() as conn:
+            for i in range(0, len(keys), claims_lookup_max):
+                chunk = keys[i:i + claims_lookup_max]
+                rows = conn.execute(select(claims).where(
+                    claims.c.scope == scope, claims.c.key.in_(chunk)))
+                found.update({r.key: Claim(r.scope, r.key, r.content_hash, bytes(r.outcome)) for r in rows})
+        return found
+
+    def notifications(self, start: int = 1, stop: int | None = None,
+                      types: Sequence[str] = ()) -> Iterator[tuple[int, ev.Event]]:
+        """The log in position order, a page at a time: memory stays flat for any size."""
+        while True:
+            page = self.recorder.select_notifications(start, notifications_page_max, stop=stop, topics=types)
+            for n in page:
+                yield n.id, ev.decode(n.topic, n.state)
+            if len(page) < notifications_page_max:
+                return
+            start = page[-1].id + 1
+
+    def max_position(self) -> int:
+        return self.recorder.max_notification_id() or 0
+
+    # --- writing --------------------------------------------------------------
+
+    def write(self, appended: Sequence[tuple[int, ev.Event]], new_claims: Sequence[Claim] = (),
+              statements: Sequence[Executable] = ()) -> list[int]:
+        """Append (stream version, event) pairs, claims and any extra statements atomically.
+
+        Raises IntegrityError when another writer got there first (a stream version or a
+        claim): the caller decides again on fresh state.
+        """
+        stored = [StoredEvent(originator_id=stream_id(e.business_id), originator_version=version,
+                              topic=e.type, state=ev.encode(e)) for version, e in appended]
+        with self.datastore.transaction(commit=True) as session:
+            positions = self.recorder.insert_events(stored, session=session) if stored else []
+            if new_claims:
+                session.execute(claims.insert(), [c.__dict__ for c in new_claims])
+            for statement in statements:
+                session.execute(statement)
+        return list(positions or [])
+
+    def session(self) -> Any:
+        """A transaction on the store's connection, for writers that keep their own tables."""
+        return self.datastore.transaction(commit=True)

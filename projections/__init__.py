@@ -1,0 +1,1 @@
+"""Read models rebuilt from events: intents, blocks, orders, escalations, replay."""
