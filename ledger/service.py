@@ -11,6 +11,7 @@ import dataclasses
 import hashlib
 import logging
 import os
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timezone
@@ -59,6 +60,8 @@ class Ledger:
         self.provider = provider or SandboxProvider()
         self.now, self.new_id = now, new_id
         self._states: dict[str, BusinessState] = {}
+        # One writer at a time per Ledger: the Kafka loop and the webhook may share one.
+        self._lock = threading.RLock()
 
     def stamp(self) -> Stamp:
         return Stamp(recorded_at=self.now(), id=self.new_id())
@@ -78,6 +81,10 @@ class Ledger:
     def handle(self, raws: Sequence[bytes | str], door: str, extra: Extra | None = None) -> list[Outcome]:
         """One outcome per raw command, in order, all written in one transaction."""
         items = [parse(raw, door) for raw in raws]
+        with self._lock:
+            return self._handle(items, extra)
+
+    def _handle(self, items: list[Parsed | NotPermitted | Rejection], extra: Extra | None) -> list[Outcome]:
         for attempt in range(conflict_retries_max):
             seen = self.store.claims_for("command", [i.command.command_id for i in items if isinstance(i, Parsed)])
             appended: list[tuple[int, ev.Event]] = []
@@ -135,6 +142,10 @@ class Ledger:
 
     def handle_webhook(self, body: bytes, headers: Mapping[str, str]) -> Outcome:
         read_as = read(body, self.provider.verify(body, headers))
+        with self._lock:
+            return self._handle_webhook(read_as, body)
+
+    def _handle_webhook(self, read_as: Payment | Any, body: bytes) -> Outcome:
         raw = body[:1024].decode("utf-8", errors="replace")
         for attempt in range(conflict_retries_max):
             stamp = self.stamp()

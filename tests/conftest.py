@@ -1,0 +1,64 @@
+"""Shared fixtures: one store test case, run against SQLite and PostgreSQL.
+
+PostgreSQL is the machine's (127.0.0.1:5432, trust auth). Each pytest process gets its
+own database, and each test a fresh schema in it, so runs never see each other's rows.
+"""
+from __future__ import annotations
+
+import os
+import uuid
+
+import psycopg
+import pytest
+
+from ledger.service import Ledger
+from ledger.store import Store
+
+PG_ADMIN_URL = os.environ.get("LEDGER_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
+
+
+def _pg_admin() -> psycopg.Connection:
+    return psycopg.connect(PG_ADMIN_URL, autocommit=True)
+
+
+@pytest.fixture(scope="session")
+def pg_database() -> str:
+    """A database of this test run's own, dropped at the end."""
+    name = f"ledger_test_{os.getpid()}_{uuid.uuid4().hex[:6]}"
+    try:
+        with _pg_admin() as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+    except psycopg.OperationalError as exc:  # pragma: no cover - only when the service is down
+        pytest.fail(f"PostgreSQL is not reachable at {PG_ADMIN_URL}: {exc}")
+    base = PG_ADMIN_URL.rsplit("/", 1)[0].replace("postgresql://", "postgresql+psycopg://")
+    yield f"{base}/{name}"
+    with _pg_admin() as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def _fresh_pg(url: str) -> str:
+    with psycopg.connect(url.replace("postgresql+psycopg://", "postgresql://"), autocommit=True) as conn:
+        conn.execute("DROP SCHEMA IF EXISTS public CASCADE")
+        conn.execute("CREATE SCHEMA public")
+    return url
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def db_url(request, tmp_path) -> str:
+    """A fresh, empty database URL, once per backend."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path}/ledger.db"
+    return _fresh_pg(request.getfixturevalue("pg_database"))
+
+
+@pytest.fixture
+def store(db_url) -> Store:
+    s = Store(db_url)
+    s.create_tables()
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def ledger(store) -> Ledger:
+    return Ledger(store)
