@@ -9,10 +9,10 @@ import sys
 from eventsourcing.persistence import PersistenceError
 from sqlalchemy.exc import SQLAlchemyError
 
-from consumers.cli import doors, lookups
+from consumers.cli import demo, doors, lookups
 from consumers.cli.common import UsageError
 
-SUBCOMMANDS = [doors, lookups]
+SUBCOMMANDS = [doors, lookups, demo]
 
 
 def parser() -> argparse.ArgumentParser:

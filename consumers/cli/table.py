@@ -30,6 +30,8 @@ def describe(o: dict[str, Any]) -> str:
         bits.append(details["error"])
     if o.get("order_id"):
         bits.append(f"order {o['order_id']} total {o['total']}")
+    if "PaymentLinkVoided" in o.get("events", []):
+        bits.append("voided the old link")
     if o.get("payment_link"):
         link = o["payment_link"]
         bits.append(f"{'resent' if o.get('reused') else 'link'} {link['reference']} for {link['amount']}")
