@@ -5,6 +5,7 @@ unless known; the field's type is what a known value must be.
 """
 from __future__ import annotations
 
+from functools import cache
 from typing import Annotated, Any, ClassVar, Literal, Union, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
@@ -28,6 +29,7 @@ class Facts(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     @classmethod
+    @cache
     def required_names(cls) -> tuple[str, ...]:
         return tuple(sorted(
             name for name, field in cls.model_fields.items()

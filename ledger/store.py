@@ -49,6 +49,20 @@ class Claim:
     outcome: bytes
 
 
+class _Recorder(SQLAlchemyApplicationRecorder):
+    """The library's recorder and table; rows go in as one executemany, not an ORM object each."""
+
+    def _insert_stored_events(self, session: Any, stored_events: Sequence[StoredEvent], **_: Any) -> list[int]:
+        table = self.events_record_cls.__table__
+        self._lock_table(session)  # PostgreSQL: positions become visible in commit order
+        rows = [{"originator_id": e.originator_id, "originator_version": e.originator_version,
+                 "topic": e.topic, "state": e.state} for e in stored_events]
+        result = session.execute(table.insert().returning(table.c.id, sort_by_parameter_order=True), rows)
+        positions = [row[0] for row in result]
+        self._notify_channel(session)
+        return positions
+
+
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor = dbapi_connection.cursor()
     # FULL: an acknowledged command survives power loss; busy_timeout: a second writer waits.
@@ -68,7 +82,7 @@ class Store:
         self.engine = self.datastore.engine
         if self.engine.dialect.name == "sqlite":
             event.listen(self.engine, "connect", _sqlite_pragmas)
-        self.recorder = SQLAlchemyApplicationRecorder(self.datastore, events_table_name="ledger_events")
+        self.recorder = _Recorder(self.datastore, events_table_name="ledger_events")
 
     def create_tables(self, *extra: MetaData) -> None:
         self.recorder.create_table()
