@@ -2,7 +2,7 @@
 
 The ledger decides the amount (what is still owed); a provider only makes the link for it
 and, later, signs the news that money arrived. A real provider is one more class with the
-same three methods (docs/payments.md says what each must do).
+same methods (docs/payments.md says what each must do).
 """
 from __future__ import annotations
 
@@ -11,11 +11,17 @@ import hmac
 import os
 from typing import Mapping, Protocol
 
+import orjson
+
 signature_header = "X-Ledger-Signature"
 sandbox_secret_default = "sandbox-secret"
 
 
-class MissingSecret(RuntimeError):
+class PaymentConfigError(RuntimeError):
+    """The payment provider cannot be set up from the configuration given."""
+
+
+class MissingSecret(PaymentConfigError):
     pass
 
 
@@ -34,29 +40,52 @@ def _header(headers: Mapping[str, str], name: str) -> str | None:
     return next((v for k, v in headers.items() if k.lower() == wanted), None)
 
 
+def hmac_sha512_hex(secret: bytes, body: bytes) -> str:
+    return hmac.new(secret, body, hashlib.sha512).hexdigest()
+
+
+def hmac_sha512_matches(secret: bytes, body: bytes, given: str | None) -> bool:
+    """Constant-time check of a hex HMAC-SHA512 over the raw body (Paystack's scheme too)."""
+    if given is None:
+        return False
+    expected = hmac_sha512_hex(secret, body).encode()
+    # Bytes, not str: compare_digest refuses non-ASCII str, and a header is whatever was sent.
+    return hmac.compare_digest(given.strip().lower().encode("utf-8", "backslashreplace"), expected)
+
+
 class SandboxProvider:
     """Makes links locally and signs webhooks with HMAC-SHA512 over the raw body."""
 
     name = "sandbox"
 
     def __init__(self, secret: str | None = None, base_url: str = "https://pay.sandbox.invalid/l"):
-        self.secret = (secret or os.environ.get("LEDGER_PAYMENT_SECRET") or sandbox_secret_default).encode()
+        configured = secret or os.environ.get("LEDGER_PAYMENT_SECRET")
+        # The default is public: fine for a local sandbox, never for a reachable endpoint.
+        self.uses_default_secret = not configured
+        self.secret = (configured or sandbox_secret_default).encode()
         self.base_url = base_url
 
     def create_link(self, *, business_id: str, order_id: str, reference: str, amount: int) -> str:
         return f"{self.base_url}/{reference}"
 
     def sign(self, body: bytes) -> str:
-        return hmac.new(self.secret, body, hashlib.sha512).hexdigest()
+        return hmac_sha512_hex(self.secret, body)
 
     def verify(self, body: bytes, headers: Mapping[str, str]) -> bool:
-        given = _header(headers, signature_header)
-        return given is not None and hmac.compare_digest(given.strip().lower(), self.sign(body))
+        return hmac_sha512_matches(self.secret, body, _header(headers, signature_header))
+
+    def charge(self, *, event_id: str, business_id: str, reference: str, amount: int) -> tuple[bytes, dict[str, str]]:
+        """The signed `charge.success` webhook the sandbox sends when a link is paid (CONTRACT 7)."""
+        body = orjson.dumps({"id": event_id, "event": "charge.success",
+                             "data": {"reference": reference, "amount": amount, "business_id": business_id}})
+        return body, {signature_header: self.sign(body)}
 
 
 def provider_from_env() -> PaymentProvider:
     """`LEDGER_PAYMENT_PROVIDER` picks the adapter; only the sandbox may fall back to a default secret."""
     name = os.environ.get("LEDGER_PAYMENT_PROVIDER", "sandbox")
     if name != "sandbox":
-        raise MissingSecret(f"unknown payment provider {name!r}; only 'sandbox' is built in")
+        raise PaymentConfigError(f"unknown payment provider {name!r} (LEDGER_PAYMENT_PROVIDER); "
+                                 "only 'sandbox' is built in")
     return SandboxProvider()
+

@@ -86,11 +86,11 @@ class Ledger:
 
     def _handle(self, items: list[Parsed | NotPermitted | Rejection], extra: Extra | None) -> list[Outcome]:
         for attempt in range(conflict_retries_max):
-            seen = self.store.claims_for("command", [i.command.command_id for i in items if isinstance(i, Parsed)])
             appended: list[tuple[int, ev.Event]] = []
-            claims: list[Claim] = []
-            outcomes = [self._one(item, seen, appended, claims) for item in items]
             try:
+                seen = self.store.claims_for("command", [i.command.command_id for i in items if isinstance(i, Parsed)])
+                claims: list[Claim] = []
+                outcomes = [self._one(item, seen, appended, claims) for item in items]
                 self.store.write(appended, claims, extra(outcomes) if extra else ())
                 return outcomes
             except IntegrityError:
@@ -98,6 +98,9 @@ class Ledger:
                 # throw the decisions away and decide again on what is now in the store.
                 log.info("write conflict, deciding again (attempt %d)", attempt + 1)
                 self.forget([e.business_id for _, e in appended])
+            except BaseException:
+                self.forget([e.business_id for _, e in appended])  # folded into the cache, never stored
+                raise
         raise RuntimeError(f"write conflicts persisted after {conflict_retries_max} attempts")
 
     def _one(self, item: Parsed | NotPermitted | Rejection, seen: dict[str, Claim],
@@ -168,6 +171,9 @@ class Ledger:
                 return out
             except IntegrityError:
                 self.forget([e.business_id for _, e in appended])
+            except BaseException:
+                self.forget([e.business_id for _, e in appended])  # folded into the cache, never stored
+                raise
         raise RuntimeError(f"write conflicts persisted after {conflict_retries_max} attempts")
 
 
