@@ -78,9 +78,10 @@ def parse(raw: bytes | str, door: str) -> Parsed | Rejection | NotPermitted:
         return Rejection(error=f"invalid JSON: {exc}", raw=_excerpt(raw))
     if not isinstance(obj, dict):
         return Rejection(error=f"expected a JSON object, got {type(obj).__name__}", raw=_excerpt(raw))
+    kind = _str(obj, "type")  # a string first: a list or object `type` is unreadable, not a crash
     envelope = dict(
         command_id=_str(obj, "command_id", command_id_chars_max),
-        type=_str(obj, "type") if obj.get("type") in COMMAND_TYPES else None,
+        type=kind if kind in COMMAND_TYPES else None,
         business_id=_str(obj, "business_id"),
         agent_id=_str(obj, "agent_id"),
         conversation_id=_str(obj, "conversation_id"),

@@ -1,0 +1,42 @@
+"""Given / when helpers for the rule tests: send builder commands through a door, read what the log gained."""
+from __future__ import annotations
+
+from typing import Any
+
+from ledger import events as ev
+from ledger.service import Ledger
+from ledger.store import Store
+from tests.builders import customer, product, raw
+
+RICE_PRICE, RICE_STOCK = 45000, 10
+BEANS_PRICE, BEANS_STOCK = 3000, 5
+CREDIT_LIMIT = 1_000_000
+
+
+def owner(ledger: Ledger, *commands: dict[str, Any]) -> list[dict[str, Any]]:
+    return ledger.handle([raw(c) for c in commands], "owner")
+
+
+def agent(ledger: Ledger, *commands: dict[str, Any]) -> list[dict[str, Any]]:
+    return ledger.handle([raw(c) for c in commands], "agent")
+
+
+def a_shop(ledger: Ledger, business: str = "shop-1", credit_limit: int = CREDIT_LIMIT) -> None:
+    """Rice and beans in the catalog, one registered customer `cust-1`."""
+    outs = owner(ledger, product("rice", RICE_PRICE, RICE_STOCK, business),
+                 product("beans", BEANS_PRICE, BEANS_STOCK, business),
+                 customer("cust-1", credit_limit, business))
+    assert [o["status"] for o in outs] == ["accepted"] * 3
+
+
+def appended(store: Store, since: int) -> list[ev.Event]:
+    """The events written after position `since`."""
+    return [e for _, e in store.notifications(since + 1)]
+
+
+def types(events: list[ev.Event]) -> list[str]:
+    return [e.type for e in events]
+
+
+def available(store: Store, sku: str, business: str = "shop-1") -> int:
+    return store.load(business).products[sku].available
