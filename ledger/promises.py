@@ -10,14 +10,19 @@ import unicodedata
 from functools import lru_cache
 from importlib import resources
 
-_APOSTROPHES = dict.fromkeys(map(ord, "\u2018\u2019\u02bc\u0060\u00b4"), "'")
+# Straight, curly, modifier-letter, backtick, acute, prime: all typed as apostrophes in chat.
+_APOSTROPHES = dict.fromkeys(map(ord, "\u2018\u2019\u02bc\u0060\u00b4\u2032"), "'")
 
 
 def normalise(text: str) -> str:
-    """Lower case, one kind of apostrophe dropped, punctuation and spacing folded to one space."""
+    """Lower case, apostrophes dropped, punctuation and spacing folded to one space.
+
+    Dropped, not expanded: "I'll" becomes "ill", and the phrase list carries "will" forms
+    beside the contracted ones. Expanding would guess ("he'd": had or would?).
+    """
     text = unicodedata.normalize("NFKC", text).translate(_APOSTROPHES).lower()
     text = text.replace("'", "")
-    return " ".join(re.sub(r"[^\w]+", " ", text).split())
+    return " ".join(re.sub(r"[\W_]+", " ", text).split())
 
 
 @lru_cache(maxsize=1)
