@@ -1,0 +1,155 @@
+"""Function-calling definitions of the agent commands, derived from the models the ledger parses with.
+
+A tool's parameters are the command's `facts` only. The envelope (`command_id`,
+`business_id`, `agent_id`, `conversation_id`, `turn_id`, `type`) is the runtime's: a model
+should never make up an idempotency key or the tenant, and the tool's name is the type.
+`command(...)` wraps a tool call's arguments into the envelope.
+
+The schemas are stricter than the parser, never looser, so anything valid under them
+parses: every fact is listed (what the model does not know it must say is `unknown`), a
+`known` fact carries a non-empty value of its type and a source, integers are integers with
+the model's bounds, and no object takes extra keys.
+"""
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from pydantic import BaseModel, TypeAdapter
+
+from commands.facts import Fact
+from commands.models import AGENT_TYPES, Facts
+
+FORMATS = ("openai", "anthropic", "jsonschema")
+RUNTIME_FIELDS = ("command_id", "business_id", "agent_id", "conversation_id", "turn_id")
+
+_UNKNOWN_RULE = (
+    "Give every fact. For each one say what you know: "
+    '{"status": "known", "value": ..., "source": ...} only when you were told it or looked it up '
+    '(source: session, message, lookup); {"status": "unknown"} when you do not know it; '
+    '{"status": "conflict", "values": [...], "source": ...} when you have several candidates. '
+    "Never guess or fill in a plausible value: an unknown fact is a correct answer, "
+    "and the ledger blocks the command and tells you what to ask.")
+
+PURPOSE = {
+    "PlaceOrder": "Place an order for a registered customer. Prices come from the catalog, never from you.",
+    "IssuePaymentLink": "Get a payment link for an order's outstanding amount. The amount is the ledger's, never yours.",
+    "Escalate": "Hand the conversation to a person (the owner).",
+    "CompleteTurn": "Record the reply you are about to send to the customer, before sending it.",
+}
+
+FACT_HINTS = {
+    "customer_id": "The customer's id in this business (from the session or a lookup), not a name.",
+    "lines": "What to order: a list of {sku, quantity}; quantity is a whole number above 0.",
+    "note": "Anything the customer asked to note on the order.",
+    "order_id": "The order's id as the ledger returned it when the order was placed.",
+    "reason": "Why a person is needed.",
+    "reply": "The exact text about to be sent to the customer.",
+}
+
+
+def _inline(schema: dict[str, Any]) -> dict[str, Any]:
+    """Resolve local `$ref`s: some tool APIs take no `$defs`, and ours are small."""
+    defs = schema.pop("$defs", {})
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, dict):
+            if "$ref" in node:
+                return walk(copy.deepcopy(defs[node["$ref"].rsplit("/", 1)[-1]]))
+            return {k: walk(v) for k, v in node.items() if k != "title"}
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        return node
+    return walk(schema)
+
+
+def _non_empty(schema: dict[str, Any]) -> dict[str, Any]:
+    """A `known` value must not be empty (Fact.known): say so in the schema too."""
+    schema = dict(schema)
+    kind = schema.get("type")
+    if kind == "string":
+        schema["minLength"] = max(1, schema.get("minLength", 0))
+    elif kind == "array":
+        schema["minItems"] = max(1, schema.get("minItems", 0))
+    elif kind == "object":
+        schema["minProperties"] = max(1, schema.get("minProperties", 0))
+    return schema
+
+
+def _field_text(name: str) -> str:
+    return Fact.model_fields[name].description or ""
+
+
+def value_schema(fact_type: type[Fact]) -> dict[str, Any]:
+    """The JSON schema of a known value, from the Fact's type parameter (what parsing checks)."""
+    [tp] = fact_type.__pydantic_generic_metadata__["args"]
+    return _non_empty(_inline(TypeAdapter(tp).json_schema()))
+
+
+def fact_schema(name: str, fact_type: type[Fact], required: bool) -> dict[str, Any]:
+    value = value_schema(fact_type)
+    source = {"type": "string", "minLength": 1, "description": _field_text("source")}
+    need = "Required: the command is blocked until it is known." if required else "Optional."
+    return {
+        "description": f"{FACT_HINTS.get(name, name)} {need} Status {_field_text('status')}",
+        "anyOf": [
+            {"type": "object", "additionalProperties": False, "required": ["status", "value", "source"],
+             "properties": {"status": {"const": "known"},
+                            "value": {**value, "description": _field_text("value")}, "source": source}},
+            {"type": "object", "additionalProperties": False, "required": ["status"],
+             "properties": {"status": {"const": "unknown"}}},
+            {"type": "object", "additionalProperties": False, "required": ["status", "values", "source"],
+             "properties": {"status": {"const": "conflict"},
+                            "values": {"type": "array", "minItems": 2, "items": value,
+                                       "description": _field_text("values")},
+                            "source": source}},
+        ],
+    }
+
+
+def facts_model(command_type: str) -> type[Facts]:
+    return AGENT_TYPES[command_type].model_fields["facts"].annotation
+
+
+def facts_schema(command_type: str) -> dict[str, Any]:
+    """A tool's parameters: every fact of the type, each a Fact of the model's value type."""
+    model = facts_model(command_type)
+    needed = set(model.required_names())
+    names = list(model.model_fields)
+    return {"type": "object", "additionalProperties": False, "required": names,
+            "properties": {n: fact_schema(n, model.model_fields[n].annotation, n in needed) for n in names}}
+
+
+def command_schema(command_type: str) -> dict[str, Any]:
+    """The whole command as the ledger's agent door takes it: the model's envelope, our facts."""
+    model: type[BaseModel] = AGENT_TYPES[command_type]
+    schema = _inline(model.model_json_schema())
+    schema["properties"]["facts"] = facts_schema(command_type)
+    schema["additionalProperties"] = False
+    schema["description"] = PURPOSE[command_type]
+    return schema
+
+
+def description(command_type: str) -> str:
+    required = facts_model(command_type).required_names()
+    needs = f"Needs {', '.join(required)} known." if required else "Never blocked for unknown facts."
+    return f"{PURPOSE[command_type]} {needs} {_UNKNOWN_RULE}"
+
+
+def definitions(fmt: str, types: tuple[str, ...] = tuple(AGENT_TYPES)) -> Any:
+    if fmt == "openai":
+        return [{"type": "function", "function": {
+            "name": t, "description": description(t), "parameters": facts_schema(t)}} for t in types]
+    if fmt == "anthropic":
+        return [{"name": t, "description": description(t), "input_schema": facts_schema(t)} for t in types]
+    if fmt == "jsonschema":
+        return {t: command_schema(t) for t in types}
+    raise ValueError(f"unknown format {fmt!r}; one of {', '.join(FORMATS)}")
+
+
+def command(tool_name: str, arguments: dict[str, Any], *, command_id: str, business_id: str,
+            agent_id: str, conversation_id: str, turn_id: str) -> dict[str, Any]:
+    """A tool call's arguments wrapped in the envelope the runtime owns; ready for the ledger."""
+    return {"command_id": command_id, "type": tool_name, "business_id": business_id,
+            "agent_id": agent_id, "conversation_id": conversation_id, "turn_id": turn_id,
+            "facts": arguments}
