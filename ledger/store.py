@@ -112,16 +112,33 @@ class Store:
                 found.update({r.key: Claim(r.scope, r.key, r.content_hash, bytes(r.outcome)) for r in rows})
         return found
 
-    def notifications(self, start: int = 1, stop: int | None = None,
-                      types: Sequence[str] = ()) -> Iterator[tuple[int, ev.Event]]:
-        """The log in position order, a page at a time: memory stays flat for any size."""
+    def notifications(self, start: int = 1, stop: int | None = None, types: Sequence[str] = (),
+                      business_id: str | None = None) -> Iterator[tuple[int, ev.Event]]:
+        """The log in position order, a page at a time: memory stays flat for any size.
+
+        A Core select, not the recorder's ORM query: replays read the whole log, and an ORM
+        object a row made that ~10x slower. For one business the pages walk its stream's own
+        index (versions grow with positions), so a small business in a large log is cheap.
+        """
+        t = self.recorder.events_record_cls.__table__
+        key, at = (t.c.id, 0) if business_id is None else (t.c.originator_version, 3)
+        query = select(t.c.id, t.c.topic, t.c.state, t.c.originator_version).where(t.c.id >= start)
+        if stop is not None:
+            query = query.where(t.c.id <= stop)
+        if types:
+            query = query.where(t.c.topic.in_(list(types)))
+        if business_id is not None:
+            query = query.where(t.c.originator_id == stream_id(business_id))
+        query = query.order_by(key).limit(notifications_page_max)
+        after = 0
         while True:
-            page = self.recorder.select_notifications(start, notifications_page_max, stop=stop, topics=types)
-            for n in page:
-                yield n.id, ev.decode(n.topic, n.state)
+            with self.engine.connect() as conn:
+                page = conn.execute(query.where(key > after)).all()
+            for row in page:
+                yield row[0], ev.decode(row[1], row[2])
             if len(page) < notifications_page_max:
                 return
-            start = page[-1].id + 1
+            after = page[-1][at]
 
     def max_position(self) -> int:
         return self.recorder.max_notification_id() or 0
