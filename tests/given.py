@@ -1,6 +1,7 @@
 """Given / when helpers for the rule tests: send builder commands through a door, read what the log gained."""
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from ledger import events as ev
@@ -40,3 +41,11 @@ def types(events: list[ev.Event]) -> list[str]:
 
 def available(store: Store, sku: str, business: str = "shop-1") -> int:
     return store.load(business).products[sku].available
+
+
+def pay(ledger: Ledger, reference: str, amount: int, business: str = "shop-1",
+        event_id: str | None = None) -> dict[str, Any]:
+    """The sandbox provider confirms a payment: a signed webhook through the provider door."""
+    body, headers = ledger.provider.charge(event_id=event_id or f"evt-{uuid.uuid4().hex}",
+                                           business_id=business, reference=reference, amount=amount)
+    return ledger.handle_webhook(body, headers)
