@@ -30,7 +30,6 @@ from ledger.store import Claim, IntegrityError, Store
 from ledger.webhook import Payment, decide_payment, read, refusal_events
 
 log = logging.getLogger("ledger")
-conflict_retries_max = 20
 
 Outcome = dict[str, Any]
 Extra = Callable[[list[Outcome]], Sequence[Executable]]
@@ -85,23 +84,23 @@ class Ledger:
             return self._handle(items, extra)
 
     def _handle(self, items: list[Parsed | NotPermitted | Rejection], extra: Extra | None) -> list[Outcome]:
-        for attempt in range(conflict_retries_max):
+        attempt = 1
+        while True:
             appended: list[tuple[int, ev.Event]] = []
+            claims: list[Claim] = []
             try:
                 seen = self.store.claims_for("command", [i.command.command_id for i in items if isinstance(i, Parsed)])
-                claims: list[Claim] = []
                 outcomes = [self._one(item, seen, appended, claims) for item in items]
                 self.store.write(appended, claims, extra(outcomes) if extra else ())
                 return outcomes
             except IntegrityError:
-                # Someone else appended to one of these streams or claimed one of these ids:
-                # throw the decisions away and decide again on what is now in the store.
-                log.info("write conflict, deciding again (attempt %d)", attempt + 1)
-                self.forget([e.business_id for _, e in appended])
+                if not self._raced(appended, claims):
+                    raise
+                log.info("write conflict, deciding again (attempt %d)", attempt)
+                attempt += 1
             except BaseException:
                 self.forget([e.business_id for _, e in appended])  # folded into the cache, never stored
                 raise
-        raise RuntimeError(f"write conflicts persisted after {conflict_retries_max} attempts")
 
     def _one(self, item: Parsed | NotPermitted | Rejection, seen: dict[str, Claim],
              appended: list[tuple[int, ev.Event]], claims: list[Claim]) -> Outcome:
@@ -128,6 +127,25 @@ class Ledger:
         self._fold(events, appended)
         return outcome(item, events)
 
+    def _raced(self, appended: list[tuple[int, ev.Event]], claims: list[Claim]) -> bool:
+        """After a failed write: did another writer append to these streams or claim these keys?
+
+        Only then is deciding again on fresh state the answer, and it is tried for as long as
+        others keep winning (a writer that lost 20 times in a row used to give up with an
+        error, which two busy writers on one business reach in seconds). A conflict nobody
+        else caused would repeat forever, so it is raised.
+        """
+        decided_on: dict[str | None, int] = {}
+        for version, e in appended:
+            decided_on.setdefault(e.business_id, version - 1)
+        self.forget(list(decided_on))  # the cache holds decisions that were never stored
+        if any(self.state(b).version > v for b, v in decided_on.items()):
+            return True
+        keys: dict[str, list[str]] = {}
+        for c in claims:
+            keys.setdefault(c.scope, []).append(c.key)
+        return any(self.store.claims_for(scope, k) for scope, k in keys.items())
+
     def _fold(self, events: list[ev.Event], appended: list[tuple[int, ev.Event]]) -> None:
         """Keep the in-memory state current and give each event its stream version."""
         for e in events:
@@ -150,7 +168,7 @@ class Ledger:
 
     def _handle_webhook(self, read_as: Payment | Any, body: bytes) -> Outcome:
         raw = body[:1024].decode("utf-8", errors="replace")
-        for attempt in range(conflict_retries_max):
+        while True:
             stamp = self.stamp()
             appended: list[tuple[int, ev.Event]] = []
             claims: list[Claim] = []
@@ -170,11 +188,11 @@ class Ledger:
                 self.store.write(appended, claims)
                 return out
             except IntegrityError:
-                self.forget([e.business_id for _, e in appended])
+                if not self._raced(appended, claims):
+                    raise
             except BaseException:
                 self.forget([e.business_id for _, e in appended])  # folded into the cache, never stored
                 raise
-        raise RuntimeError(f"write conflicts persisted after {conflict_retries_max} attempts")
 
 
 def _payment_outcome(read_as: Any, events: list[ev.Event]) -> Outcome:
