@@ -1,0 +1,120 @@
+"""The provider door over HTTP, on aiohttp: `POST /webhooks/payments` and `GET /healthz`.
+
+The handler only carries bytes: the raw body and the headers go to `Ledger.handle_webhook`,
+the one verification path (`ledger payments simulate` uses it too). Answers:
+
+- 200 with the outcome: accepted, a duplicate, and `unknown_reference` (recorded; the
+  delivery was fine, the money matched no link: a person looks, and a retry cannot help,
+  while providers retry every non-2xx answer for days);
+- 401 `bad_signature`; 400 `malformed` (both recorded in the log as `WebhookRefused`);
+- 413 for a body over `webhook_body_bytes_max` (aiohttp refuses it before it is read);
+- 500 when the database fails: nothing was recorded and the provider's retry is wanted.
+"""
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import logging
+import signal
+from typing import Any
+
+import orjson
+from aiohttp import web
+from eventsourcing.persistence import PersistenceError
+from sqlalchemy.exc import SQLAlchemyError
+
+from ledger.payments import MissingSecret
+from ledger.service import Ledger
+
+log = logging.getLogger("ledger.webhook")
+webhook_path = "/webhooks/payments"
+webhook_body_bytes_max = 64 * 1024  # a charge notification is a few hundred bytes
+default_listen = "127.0.0.1:8081"
+
+LEDGER = web.AppKey("ledger", Ledger)
+_STATUS = {"bad_signature": 401, "malformed": 400}
+
+
+def http_status(outcome: dict[str, Any]) -> int:
+    return _STATUS.get(outcome["reason"], 200)
+
+
+def _json(obj: Any, status: int = 200) -> web.Response:
+    return web.Response(body=orjson.dumps(obj), status=status, content_type="application/json")
+
+
+async def _payment(request: web.Request) -> web.Response:
+    body = await request.read()
+    outcome = await asyncio.to_thread(request.app[LEDGER].handle_webhook, body, request.headers)
+    return _json(outcome, http_status(outcome))
+
+
+async def _healthz(request: web.Request) -> web.Response:
+    try:
+        await asyncio.to_thread(request.app[LEDGER].store.max_position)
+    except (PersistenceError, SQLAlchemyError, OSError) as exc:
+        log.warning("health check: database unavailable: %s", exc)
+        return _json({"status": "unavailable"}, 503)
+    return _json({"status": "ok"})
+
+
+def make_app(ledger: Ledger) -> web.Application:
+    app = web.Application(client_max_size=webhook_body_bytes_max)
+    app[LEDGER] = ledger
+    app.router.add_post(webhook_path, _payment)
+    app.router.add_get("/healthz", _healthz)
+    return app
+
+
+def parse_listen(value: str) -> tuple[str, int]:
+    """`HOST:PORT` (`[::1]:8081` for IPv6) -> (host, port); port 0 picks a free one."""
+    host, sep, port = value.rpartition(":")
+    host = host.strip("[]")
+    if not sep or not host or not port.isdigit() or int(port) > 65535:
+        raise ValueError(f"expected HOST:PORT, got {value!r}")
+    return host, int(port)
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False  # a name: it may resolve anywhere
+
+
+async def start(ledger: Ledger, listen: str) -> web.AppRunner:
+    """Serve the webhook on `listen` in the running loop; the caller awaits `runner.cleanup()`.
+
+    `runner.addresses` holds the bound (host, port, ...) tuples. Reachable from other
+    machines only with a secret of our own: the sandbox's default is public, so anyone
+    could sign a payment with it.
+    """
+    host, port = parse_listen(listen)
+    if not _loopback(host) and getattr(ledger.provider, "uses_default_secret", False):
+        raise MissingSecret(f"LEDGER_PAYMENT_SECRET is not set: refusing to take {ledger.provider.name} "
+                            f"webhooks on {listen} signed with the public default secret "
+                            "(set it, or listen on 127.0.0.1)")
+    runner = web.AppRunner(make_app(ledger))
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, host, port).start()
+    except BaseException:
+        await runner.cleanup()
+        raise
+    return runner
+
+
+async def serve(ledger: Ledger, listen: str, announce=lambda addresses: None) -> None:
+    """Serve until SIGINT or SIGTERM, then finish the requests in hand and return."""
+    runner = await start(ledger, listen)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        announce(runner.addresses)
+        await stop.wait()
+    finally:
+        await runner.cleanup()
