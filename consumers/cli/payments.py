@@ -1,0 +1,89 @@
+"""`ledger payments simulate` and `ledger webhook`: the provider door from the command line.
+
+Both go through `Ledger.handle_webhook`, the path every provider call takes: simulate plays
+the sandbox provider (builds and signs the charge a real one would send), webhook serves it
+over HTTP.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+
+from consumers.cli.common import UsageError, add_db, emit, open_store
+from consumers.webhook_http import default_listen, parse_listen, serve, webhook_path
+from ledger.payments import PaymentConfigError, SandboxProvider, provider_from_env
+from ledger.service import Ledger, time_ordered_id
+from ledger.store import Store
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    payments = sub.add_parser("payments", help="the payment provider's door").add_subparsers(
+        dest="payments_command", required=True)
+    s = payments.add_parser("simulate", help="the sandbox provider pays a link: a signed webhook through "
+                                             "the same path as a real one; prints its outcome")
+    s.add_argument("--reference", required=True, help="the payment link's reference")
+    s.add_argument("--amount", required=True, type=int, help="minor units (kobo, cents)")
+    s.add_argument("--id", dest="event_id", help="provider event id (default: a fresh one); "
+                                                 "send one twice to see a duplicate")
+    s.add_argument("--business", help="default: the business that issued the link")
+    add_db(s)
+    s.set_defaults(run=simulate)
+
+    w = sub.add_parser("webhook", help=f"serve POST {webhook_path} alone, until SIGINT or SIGTERM")
+    w.add_argument("--listen", default=default_listen, type=_listen, metavar="HOST:PORT",
+                   help=f"default {default_listen}")
+    add_db(w)
+    w.set_defaults(run=webhook)
+
+
+def _listen(value: str) -> str:
+    try:
+        parse_listen(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+    return value
+
+
+def _provider():
+    try:
+        return provider_from_env()
+    except PaymentConfigError as exc:
+        raise UsageError(str(exc)) from exc
+
+
+def link_business(store: Store, reference: str) -> str | None:
+    """The business that issued the link `reference`, read from the log."""
+    return next((e.business_id for _, e in store.notifications(types=["PaymentLinkIssued"])
+                 if e.reference == reference), None)
+
+
+def simulate(args: argparse.Namespace) -> int:
+    provider = _provider()
+    if not isinstance(provider, SandboxProvider):
+        raise UsageError(f"simulate plays the sandbox provider, not {provider.name!r} (LEDGER_PAYMENT_PROVIDER)")
+    store = open_store(args)
+    business = args.business or link_business(store, args.reference)
+    if business is None:
+        # A provider cannot be paid on a link it never made; --business sends it anyway.
+        raise UsageError(f"no payment link {args.reference!r} in the log; give --business to send it anyway")
+    body, headers = provider.charge(event_id=args.event_id or f"sim-{time_ordered_id()}",
+                                    business_id=business, reference=args.reference, amount=args.amount)
+    emit(Ledger(store, provider).handle_webhook(body, headers))
+    return 0
+
+
+def webhook(args: argparse.Namespace) -> int:
+    ledger = Ledger(open_store(args), _provider())
+
+    def announce(addresses) -> None:
+        for address in addresses:
+            host, port = address[:2]
+            host = f"[{host}]" if ":" in host else host
+            print(f"ledger webhook: listening on http://{host}:{port}{webhook_path}", file=sys.stderr, flush=True)
+
+    try:
+        asyncio.run(serve(ledger, args.listen, announce))
+    except PaymentConfigError as exc:
+        raise UsageError(str(exc)) from exc
+    return 0

@@ -1,0 +1,106 @@
+"""`ledger payments simulate` and `ledger webhook` as a user runs them: subprocesses on a SQLite file."""
+import signal
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+import orjson
+import pytest
+
+from ledger.payments import SandboxProvider
+from ledger.service import Ledger
+from ledger.store import Store
+from tests.builders import line, order, payment_link
+from tests.given import a_shop, agent
+
+LEDGER = str(Path(sys.executable).parent / "ledger")
+
+
+@pytest.fixture
+def shop(tmp_path):
+    """A SQLite file with an order of 90000 and its link: (url, order_id, reference)."""
+    url = f"sqlite:///{tmp_path}/ledger.db"
+    store = Store(url)
+    store.create_tables()
+    ledger = Ledger(store)
+    a_shop(ledger)
+    [placed] = agent(ledger, order("cust-1", [line("rice", 2)]))
+    [link] = agent(ledger, payment_link(placed["order_id"]))
+    store.close()
+    return url, placed["order_id"], link["payment_link"]["reference"]
+
+
+def ledger_cli(*args):
+    return subprocess.run([LEDGER, *args], capture_output=True, timeout=120)
+
+
+def outstanding(url, order_id):
+    store = Store(url)
+    try:
+        return store.load("shop-1").orders[order_id].outstanding
+    finally:
+        store.close()
+
+
+def test_simulate_pays_through_the_webhook_path_and_the_outstanding_drops(shop):
+    url, order_id, reference = shop
+
+    done = ledger_cli("payments", "simulate", "--db", url, "--reference", reference, "--amount", "30000")
+
+    assert done.returncode == 0, done.stderr
+    [out] = [orjson.loads(l) for l in done.stdout.splitlines()]
+    assert (out["status"], out["events"], out["order_id"], out["amount"], out["business_id"]) == (
+        "accepted", ["PaymentReceived"], order_id, 30000, "shop-1")
+    assert outstanding(url, order_id) == 60000
+
+
+def test_simulate_with_the_same_id_twice_is_a_duplicate(shop):
+    url, order_id, reference = shop
+    args = ("payments", "simulate", "--db", url, "--reference", reference, "--amount", "1000", "--id", "evt-1")
+
+    first, again = ledger_cli(*args), ledger_cli(*args)
+
+    assert [orjson.loads(p.stdout)["duplicate"] for p in (first, again)] == [False, True]
+    assert outstanding(url, order_id) == 89000
+
+
+def test_simulate_for_a_link_nobody_issued_needs_a_business(shop):
+    url, order_id, _ = shop
+
+    bare = ledger_cli("payments", "simulate", "--db", url, "--reference", "lnk-nope", "--amount", "1000")
+    named = ledger_cli("payments", "simulate", "--db", url, "--reference", "lnk-nope", "--amount", "1000",
+                       "--business", "shop-1")
+
+    assert (bare.returncode, bare.stdout) == (2, b"")
+    assert named.returncode == 0
+    assert (orjson.loads(named.stdout)["status"], orjson.loads(named.stdout)["reason"]) == ("refused", "unknown_reference")
+    assert outstanding(url, order_id) == 90000
+
+
+def test_simulate_with_an_amount_that_is_not_an_integer_is_a_usage_error(shop):
+    url, _, reference = shop
+
+    done = ledger_cli("payments", "simulate", "--db", url, "--reference", reference, "--amount", "300.5")
+
+    assert (done.returncode, done.stdout) == (2, b"")
+
+
+def test_ledger_webhook_serves_until_sigterm(shop):
+    url, order_id, reference = shop
+    server = subprocess.Popen([LEDGER, "webhook", "--db", url, "--listen", "127.0.0.1:0"],
+                              stderr=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        announced = server.stderr.readline().decode()
+        endpoint = announced.rsplit(" ", 1)[-1].strip()
+        assert endpoint.startswith("http://127.0.0.1:")
+        with urllib.request.urlopen(endpoint.replace("/webhooks/payments", "/healthz"), timeout=30) as r:
+            assert (r.status, orjson.loads(r.read())) == (200, {"status": "ok"})
+        body, headers = SandboxProvider().charge(event_id="evt-1", business_id="shop-1",
+                                                 reference=reference, amount=90000)
+        with urllib.request.urlopen(urllib.request.Request(endpoint, body, headers), timeout=30) as r:
+            assert (r.status, orjson.loads(r.read())["events"]) == (200, ["PaymentReceived"])
+    finally:
+        server.send_signal(signal.SIGTERM)
+        assert server.wait(timeout=60) == 0
+    assert outstanding(url, order_id) == 0
