@@ -1,7 +1,10 @@
 """The agent's ledger tools, every one behind the gate; the way to send is private to this module.
 
-    tools = LedgerTools.embedded(ledger)      # or LedgerTools.kafka(client)
+    tools = LedgerTools.embedded(ledger)
     outcome = tools.call("PlaceOrder", world)   # or tools.place_order(world)
+
+    tools = LedgerTools.kafka(client)           # a started consumers.client.LedgerClient
+    outcome = await tools.place_order(world)
 
 Each tool sends the command built from the turn's WorldState holding exactly the facts
 the gate let through (the rest go as unknown), and returns the ledger's outcome. There is
@@ -22,8 +25,8 @@ from ledger.service import Ledger
 from ledger.state import BusinessState
 from ledger.store import Store
 
-Outcome = dict[str, Any]
-_Send = Callable[[dict[str, Any]], Outcome]
+Outcome = dict[str, Any]  # or, through Kafka, an awaitable of one
+_Send = Callable[[dict[str, Any]], Any]
 
 
 def _tool(command_type: str, *required: str, optional: tuple[str, ...] = ()) -> Callable[..., Outcome]:
@@ -57,11 +60,10 @@ class LedgerTools:
 
     @classmethod
     def kafka(cls, client: Any, timeout_s: float = 30.0) -> "LedgerTools":
-        """Through `consumers.client.LedgerClient` (the agent topic), waiting for the outcome."""
-        def send(cmd: dict[str, Any]) -> Outcome:
-            [outcome] = client.submit([orjson.dumps(cmd)], timeout_s=timeout_s)
-            return outcome
-        return cls(send, _PRIVATE)
+        """Through a started `consumers.client.LedgerClient` (the agent topic). Its tools return
+        an awaitable outcome; the gate has already run when the call returns, so a block
+        raises FactsNotKnown at the call, before anything is produced."""
+        return cls(lambda cmd: client.submit(cmd, timeout=timeout_s), _PRIVATE)
 
     place_order = _tool("PlaceOrder", "customer_id", "lines", optional=("note",))
     issue_payment_link = _tool("IssuePaymentLink", "order_id")

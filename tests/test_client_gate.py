@@ -170,3 +170,15 @@ def _type_of(method: str) -> str:
 def test_tools_are_documented_as_gated():
     for name in ("place_order", "issue_payment_link", "complete_turn"):
         assert "FactsNotKnown" in inspect.getdoc(getattr(LedgerTools, name))
+
+
+def test_through_kafka_the_gate_runs_at_the_call_before_anything_is_produced():
+    client_module = pytest.importorskip("consumers.client")
+    client = client_module.LedgerClient("127.0.0.1:9")  # never started: producing would fail loudly
+    tools = LedgerTools.kafka(client)
+    with pytest.raises(FactsNotKnown) as blocked:
+        tools.place_order(world().know("customer_id", "cust-1", "session"))
+    assert blocked.value.fields == ["lines"]
+    pending = tools.place_order(world().know("customer_id", "cust-1", "session").know("lines", LINES, "message"))
+    assert inspect.isawaitable(pending)
+    pending.close()
