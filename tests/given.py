@@ -7,7 +7,7 @@ from typing import Any
 from ledger import events as ev
 from ledger.service import Ledger
 from ledger.store import Store
-from tests.builders import customer, product, raw
+from tests.builders import customer, line, order, payment_link, product, raw
 
 RICE_PRICE, RICE_STOCK = 45000, 10
 BEANS_PRICE, BEANS_STOCK = 3000, 5
@@ -41,6 +41,14 @@ def types(events: list[ev.Event]) -> list[str]:
 
 def available(store: Store, sku: str, business: str = "shop-1") -> int:
     return store.load(business).products[sku].available
+
+
+def an_order_with_a_link(ledger: Ledger, rice: int = 2, credit_limit: int = CREDIT_LIMIT) -> tuple[str, dict[str, Any]]:
+    """`a_shop`, an order of `rice` bags for cust-1, and its payment link: (order_id, payment_link)."""
+    a_shop(ledger, credit_limit=credit_limit)
+    [placed] = agent(ledger, order("cust-1", [line("rice", rice)]))
+    [link] = agent(ledger, payment_link(placed["order_id"]))
+    return placed["order_id"], link["payment_link"]
 
 
 def pay(ledger: Ledger, reference: str, amount: int, business: str = "shop-1",

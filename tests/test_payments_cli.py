@@ -11,8 +11,7 @@ import pytest
 from ledger.payments import SandboxProvider
 from ledger.service import Ledger
 from ledger.store import Store
-from tests.builders import line, order, payment_link
-from tests.given import a_shop, agent
+from tests.given import an_order_with_a_link
 
 LEDGER = str(Path(sys.executable).parent / "ledger")
 
@@ -23,12 +22,9 @@ def shop(tmp_path):
     url = f"sqlite:///{tmp_path}/ledger.db"
     store = Store(url)
     store.create_tables()
-    ledger = Ledger(store)
-    a_shop(ledger)
-    [placed] = agent(ledger, order("cust-1", [line("rice", 2)]))
-    [link] = agent(ledger, payment_link(placed["order_id"]))
+    order_id, link = an_order_with_a_link(Ledger(store))
     store.close()
-    return url, placed["order_id"], link["payment_link"]["reference"]
+    return url, order_id, link["reference"]
 
 
 def ledger_cli(*args):

@@ -8,15 +8,7 @@ import pytest
 from consumers.webhook_http import parse_listen, start, webhook_path
 from ledger.payments import MissingSecret, SandboxProvider, signature_header
 from ledger.service import Ledger
-from tests.builders import line, order, payment_link
-from tests.given import a_shop, agent, appended, types
-
-
-def linked(ledger):
-    a_shop(ledger)
-    [placed] = agent(ledger, order("cust-1", [line("rice", 2)]))
-    [link] = agent(ledger, payment_link(placed["order_id"]))
-    return placed["order_id"], link["payment_link"]["reference"]
+from tests.given import an_order_with_a_link, appended, types
 
 
 def exchange(ledger, *requests):
@@ -42,9 +34,9 @@ def charge(ledger, reference, amount, event_id="evt-1"):
 
 
 def test_a_signed_webhook_over_http_records_the_payment(ledger, store):
-    order_id, reference = linked(ledger)
+    order_id, link = an_order_with_a_link(ledger)
     before = store.max_position()
-    body, headers = charge(ledger, reference, 30000)
+    body, headers = charge(ledger, link["reference"], 30000)
 
     [(status, out)] = exchange(ledger, ("POST", webhook_path, body, headers))
 
@@ -54,9 +46,9 @@ def test_a_signed_webhook_over_http_records_the_payment(ledger, store):
 
 
 def test_a_bad_signature_over_http_is_401_and_changes_nothing(ledger, store):
-    order_id, reference = linked(ledger)
+    order_id, link = an_order_with_a_link(ledger)
     before, orders_before = store.max_position(), store.load("shop-1").orders
-    body, _ = charge(ledger, reference, 90000)
+    body, _ = charge(ledger, link["reference"], 90000)
 
     [(status, out)] = exchange(ledger, ("POST", webhook_path, body, {signature_header: "ab" * 64}))
 
@@ -66,10 +58,10 @@ def test_a_bad_signature_over_http_is_401_and_changes_nothing(ledger, store):
 
 
 def test_each_outcome_has_its_http_status(ledger, store):
-    _, reference = linked(ledger)
-    paid = charge(ledger, reference, 1000, "evt-a")
+    _, link = an_order_with_a_link(ledger)
+    paid = charge(ledger, link["reference"], 1000, "evt-a")
     float_amount = orjson.dumps({"id": "evt-b", "event": "charge.success",
-                                 "data": {"reference": reference, "amount": 1000.0, "business_id": "shop-1"}})
+                                 "data": {"reference": link["reference"], "amount": 1000.0, "business_id": "shop-1"}})
     unknown = charge(ledger, "lnk-nope", 1000, "evt-c")
 
     answers = exchange(ledger, ("POST", webhook_path, *paid), ("POST", webhook_path, *paid),

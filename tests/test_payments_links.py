@@ -1,13 +1,6 @@
 """Payment links and payments (CONTRACT 5.6, 7): the amount is what is still owed, never the agent's."""
 from tests.builders import line, order, payment_link
-from tests.given import BEANS_PRICE, RICE_PRICE, a_shop, agent, appended, pay, types
-
-
-def an_order_with_a_link(ledger, rice: int = 2, credit_limit: int = 1_000_000):
-    a_shop(ledger, credit_limit=credit_limit)
-    [placed] = agent(ledger, order("cust-1", [line("rice", rice)]))
-    [link] = agent(ledger, payment_link(placed["order_id"]))
-    return placed["order_id"], link["payment_link"]
+from tests.given import BEANS_PRICE, RICE_PRICE, a_shop, agent, an_order_with_a_link, appended, pay, types
 
 
 def test_a_partly_paid_order_gets_a_link_for_exactly_the_outstanding_then_nothing(ledger, store):

@@ -8,15 +8,7 @@ from sqlalchemy import text
 from ledger.payments import SandboxProvider, signature_header
 from ledger.service import Ledger
 from ledger.store import Store
-from tests.builders import line, order, payment_link
-from tests.given import a_shop, agent, appended, pay, types
-
-
-def linked(ledger):
-    a_shop(ledger)
-    [placed] = agent(ledger, order("cust-1", [line("rice", 2)]))
-    [link] = agent(ledger, payment_link(placed["order_id"]))
-    return placed["order_id"], link["payment_link"]["reference"]
+from tests.given import an_order_with_a_link, appended, pay, types
 
 
 def balances(store, business="shop-1"):
@@ -33,7 +25,7 @@ def signed(provider, raw):
     return raw, {signature_header: provider.sign(raw)}
 
 
-# Each case: (reference) -> (raw body, headers), and the refusal it must get.
+# Each case: (provider, reference) -> (raw body, headers), and the refusal it must get.
 REFUSED = {
     "signed with another secret": (lambda p, ref: signed(SandboxProvider("not-the-secret"), body(ref)), "bad_signature"),
     "body altered after signing": (lambda p, ref: (body(ref, 1), signed(p, body(ref))[1]), "bad_signature"),
@@ -54,10 +46,10 @@ REFUSED = {
 @pytest.mark.parametrize("case", list(REFUSED))
 def test_a_refused_webhook_changes_no_balance_and_is_in_the_log(ledger, store, case):
     make, reason = REFUSED[case]
-    _, reference = linked(ledger)
+    _, link = an_order_with_a_link(ledger)
     before, balances_before = store.max_position(), balances(store)
 
-    out = ledger.handle_webhook(*make(ledger.provider, reference))
+    out = ledger.handle_webhook(*make(ledger.provider, link["reference"]))
 
     assert (out["status"], out["reason"], out["duplicate"], out["events"]) == (
         "refused", reason, False, ["WebhookRefused"])
@@ -67,8 +59,8 @@ def test_a_refused_webhook_changes_no_balance_and_is_in_the_log(ledger, store, c
 
 
 def test_a_redelivered_event_is_a_duplicate_and_records_nothing_new(ledger, store):
-    order_id, reference = linked(ledger)
-    raw, headers = signed(ledger.provider, body(reference, 30000, event_id="evt-7"))
+    order_id, link = an_order_with_a_link(ledger)
+    raw, headers = signed(ledger.provider, body(link["reference"], 30000, event_id="evt-7"))
     first = ledger.handle_webhook(raw, headers)
     after_first, balances_after_first = store.max_position(), balances(store)
 
@@ -83,19 +75,19 @@ def test_a_redelivered_event_is_a_duplicate_and_records_nothing_new(ledger, stor
 
 
 def test_a_forged_delivery_does_not_use_up_the_real_event_id(ledger, store):
-    order_id, reference = linked(ledger)
-    forged = ledger.handle_webhook(body(reference, 90000, event_id="evt-9"), {signature_header: "0" * 128})
+    order_id, link = an_order_with_a_link(ledger)
+    forged = ledger.handle_webhook(body(link["reference"], 90000, event_id="evt-9"), {signature_header: "0" * 128})
 
-    real = pay(ledger, reference, 90000, event_id="evt-9")
+    real = pay(ledger, link["reference"], 90000, event_id="evt-9")
 
     assert (forged["reason"], real["status"], real["duplicate"]) == ("bad_signature", "accepted", False)
     assert balances(store)[0][order_id].outstanding == 0
 
 
 def test_the_amount_recorded_is_the_providers(ledger, store):
-    order_id, reference = linked(ledger)
+    order_id, link = an_order_with_a_link(ledger)
 
-    out = pay(ledger, reference, 12345)
+    out = pay(ledger, link["reference"], 12345)
 
     [received] = [e for _, e in store.notifications(types=["PaymentReceived"])]
     assert (out["amount"], received.amount, received.order_id, received.customer_id) == (12345, 12345, order_id, "cust-1")
@@ -103,8 +95,8 @@ def test_the_amount_recorded_is_the_providers(ledger, store):
 
 
 def test_the_signature_is_hex_hmac_sha512_of_the_raw_body(ledger, store):
-    _, reference = linked(ledger)
-    raw = body(reference, 1000)
+    _, link = an_order_with_a_link(ledger)
+    raw = body(link["reference"], 1000)
     digest = hmac.new(b"sandbox-secret", raw, "sha512").hexdigest()
 
     out = Ledger(store, SandboxProvider("sandbox-secret")).handle_webhook(raw, {"x-ledger-signature": digest.upper()})
@@ -114,12 +106,12 @@ def test_the_signature_is_hex_hmac_sha512_of_the_raw_body(ledger, store):
 
 def test_a_payment_the_store_did_not_take_is_not_remembered(ledger, store):
     """A long-running server keeps state in memory; a failed write must not leave a phantom payment."""
-    order_id, reference = linked(ledger)
+    order_id, link = an_order_with_a_link(ledger)
     with writes_failing(store):
         with pytest.raises(Exception):
-            pay(ledger, reference, 90000)
+            pay(ledger, link["reference"], 90000)
 
-    out = pay(ledger, reference, 30000)
+    out = pay(ledger, link["reference"], 30000)
 
     assert (out["status"], out["flags"]) == ("accepted", [])  # a remembered phantom would make it "overpaid"
     assert balances(store)[0][order_id].outstanding == 60000
