@@ -88,4 +88,3 @@ def provider_from_env() -> PaymentProvider:
         raise PaymentConfigError(f"unknown payment provider {name!r} (LEDGER_PAYMENT_PROVIDER); "
                                  "only 'sandbox' is built in")
     return SandboxProvider()
-
