@@ -5,6 +5,8 @@ the turn it happened in when it came through the agent door: intent is derived f
 """
 from __future__ import annotations
 
+import dataclasses
+import functools
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -41,7 +43,17 @@ def encode(event: Event) -> bytes:
 def decode(topic: str, state: bytes) -> Event:
     cls = Event.registry[topic]
     data = orjson.loads(state)
-    return cls(**data)
+    if data.keys() != _field_names(cls):
+        return cls(**data)  # defaults to fill in, or a TypeError to raise: the constructor's job
+    # Every field present: what the frozen constructor would do, at half the cost (replays decode the whole log).
+    event = object.__new__(cls)
+    event.__dict__.update(data)
+    return event
+
+
+@functools.cache
+def _field_names(cls: type[Event]) -> frozenset[str]:
+    return frozenset(f.name for f in dataclasses.fields(cls))
 
 
 # --- owner -------------------------------------------------------------------
