@@ -1,0 +1,182 @@
+"""A small agent loop on the ledger: WorldState per turn, the gate, next steps. No model needed.
+
+    python examples/agent.py                          # embedded ledger, SQLite in a temp folder
+    python examples/agent.py --db sqlite:///agent.db
+    python examples/agent.py --bootstrap localhost:9092 [--db URL]   # through Kafka (`ledger serve`
+                                                      # must run); --db only for price/stock lookups
+
+Each customer message is one turn. The "model" proposes tool calls (name + facts, as a
+function-calling model would from `ledger tools`); the loop puts them in the turn's
+WorldState, calls the gated tool, and does what `next_step` says with the outcome: proceed,
+ask only for the unknown facts, show a conflict and stop, tell the real figure, retry a
+rejected call once, or fail the turn to a person. Every turn ends with CompleteTurn.
+
+The scripted model below plays a customer conversation that reaches every kind of step.
+To use a real model, set LEDGER_AGENT_MODEL=package.module:function: the function takes
+(message, world, tools, attempt) with tools = definitions("openai") and returns a list of
+(tool_name, arguments) pairs, the arguments being the facts object the model produced.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import inspect
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Callable
+
+import orjson
+from pydantic import ValidationError
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from commands.tools import definitions  # noqa: E402
+from commands.world import WorldState  # noqa: E402
+from consumers.agent_tools import LedgerTools, StoreCatalog  # noqa: E402
+from consumers.gate import FactsNotKnown  # noqa: E402
+from consumers.next_step import next_step  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+BUSINESS, CUSTOMER = "mama-put-wholesale", "cust-ada"
+Call = tuple[str, dict[str, Any]]
+
+
+def k(value: Any, source: str = "message") -> dict[str, Any]:
+    return {"status": "known", "value": value, "source": source}
+
+
+U = {"status": "unknown"}
+ME = k(CUSTOMER, "session")
+
+# message -> what the model proposes on each attempt (a later attempt reuses the last one)
+SCRIPT: list[tuple[str, list[list[Call]]]] = [
+    ("Abeg send me rice like before.", [[("PlaceOrder", {"customer_id": ME, "lines": U, "note": U})]]),
+    ("Two bags.", [[("PlaceOrder", {"customer_id": ME, "lines": k([{"sku": "rice-50kg", "quantity": 2}]), "note": U}),
+                    ("IssuePaymentLink", {})]]),  # the order id is in the world: the ledger said it
+    ("Add 6 kegs of palm oil.", [[("PlaceOrder", {"customer_id": ME, "lines": k([{"sku": "oil-25l", "quantity": 6}]), "note": U})]]),
+    ("Make it 3 kegs. Or 4, my sister said 4.", [[("PlaceOrder", {"customer_id": ME, "note": U, "lines": {
+        "status": "conflict", "values": [[{"sku": "oil-25l", "quantity": 3}], [{"sku": "oil-25l", "quantity": 4}]],
+        "source": "message"}})]]),
+    ("3 kegs, and 2 more bags of rice.", [[("PlaceOrder", {"customer_id": ME, "note": U, "lines": k(
+        [{"sku": "oil-25l", "quantity": 3}, {"sku": "rice-50kg", "quantity": 2}])})]]),
+    ("Oya one bag, quick quick.", [[("PlaceOrder", {"customer_id": ME, "note": U, "lines": "one bag rice"})],
+                                   [("PlaceOrder", {"customer_id": ME, "note": U, "lines": k([{"sku": "rice-50kg", "quantity": "one"}])})]]),
+    ("I want to talk to a person.", [[("Escalate", {"reason": k("customer asked for a person")})]]),
+]
+
+
+def scripted_model(turn: int) -> Callable[..., list[Call]]:
+    def propose(message: str, world: WorldState, tools: list[dict], attempt: int) -> list[Call]:
+        tries = SCRIPT[turn][1]
+        return tries[min(attempt, len(tries) - 1)]
+    return propose
+
+
+def real_model() -> Callable[..., list[Call]] | None:
+    spec = os.environ.get("LEDGER_AGENT_MODEL")
+    if not spec:
+        return None
+    module, _, name = spec.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+async def settle(result: Any) -> dict[str, Any]:
+    return await result if inspect.isawaitable(result) else result
+
+
+def show(say: Callable[[str], None], name: str, outcome: dict[str, Any]) -> None:
+    where = " (stopped at the gate)" if outcome.get("gated") else " (not Fact-shaped, not sent)" if outcome.get("unsent") else ""
+    say(f"  {name}: {outcome['status']}{' ' + outcome['reason'] if outcome['reason'] else ''}{where}")
+
+
+async def run_turn(tools: LedgerTools, world: WorldState, message: str, propose: Callable[..., list[Call]],
+                   say: Callable[[str], None]) -> list[str]:
+    """One turn: returns the next-step actions taken, in order."""
+    actions: list[str] = []
+    replies: list[str] = []
+    attempt = 0
+    calls = propose(message, world, definitions("openai"), attempt)
+    while calls:
+        name, arguments = calls.pop(0)
+        try:
+            world.update(arguments)
+            outcome = await settle(tools.call(name, world))
+        except ValidationError as exc:  # not even Fact-shaped: the model's output could not be read
+            outcome = {"status": "rejected", "reason": "malformed", "type": name, "unsent": True,
+                       "details": {"error": str(exc)[:80]}}
+        except FactsNotKnown as blocked:  # stopped at the gate: nothing was sent
+            outcome = blocked.as_outcome()
+        show(say, name, outcome)
+        step = next_step(outcome, attempt)
+        actions.append(step.action)
+        if step.action == "retry":
+            attempt += 1
+            calls = propose(message, world, definitions("openai"), attempt)
+            continue
+        if outcome.get("order_id"):  # the ledger said it: a known fact for the rest of the turn
+            world.know("order_id", outcome["order_id"], "ledger")
+        if step.say:
+            replies.append(step.say)
+        if step.action == "fail":
+            world.know("reason", f"turn failed: {outcome['reason']}", "agent")
+            show(say, "Escalate", await settle(tools.escalate(world)))
+        if step.action != "proceed":
+            break
+    reply = " ".join(replies) or "Okay."
+    world.know("reply", reply, "agent")
+    show(say, "CompleteTurn", await settle(tools.complete_turn(world)))
+    say(f"agent: {reply}")
+    return actions
+
+
+async def conversation(tools: LedgerTools, catalog: StoreCatalog | None, say: Callable[[str], None]) -> list[str]:
+    world = WorldState(business_id=BUSINESS, agent_id="example-agent", conversation_id="conv-ada-example",
+                       turn_id="t0", catalog=catalog)
+    world.know("customer_id", CUSTOMER, "session")
+    actions: list[str] = []
+    model = real_model()
+    for turn, (message, _) in enumerate(SCRIPT):
+        world = world.next_turn(f"t{turn + 1}", carry=("customer_id",))
+        say(f"\ncustomer: {message}")
+        if catalog is not None:  # read-only lookups: allowed whatever is still unknown
+            say(f"  (lookup: rice-50kg {world.stock('rice-50kg')} left, oil-25l {world.stock('oil-25l')} left)")
+        actions += await run_turn(tools, world, message, model or scripted_model(turn), say)
+    return actions
+
+
+def shop_commands() -> list[bytes]:
+    return [line for line in (HERE / "shop.jsonl").read_bytes().splitlines() if line.strip()]
+
+
+async def main_async(args: argparse.Namespace, say: Callable[[str], None]) -> list[str]:
+    from ledger.store import Store
+    folder = tempfile.mkdtemp(prefix="ledger-agent-")
+    db = args.db or (None if args.bootstrap else f"sqlite:///{folder}/agent.db")
+    store = Store(db) if db else None
+    if store is not None:
+        store.create_tables()
+    catalog = StoreCatalog(store) if store is not None else None
+    if not args.bootstrap:
+        from ledger.service import Ledger
+        ledger = Ledger(store)
+        ledger.handle(shop_commands(), "owner")
+        return await conversation(LedgerTools.embedded(ledger), catalog, say)
+    from consumers.client import LedgerClient
+    async with LedgerClient(args.bootstrap) as client:
+        for raw in shop_commands():
+            await client.submit(orjson.loads(raw), admin=True)
+        return await conversation(LedgerTools.kafka(client), catalog, say)
+
+
+def main(argv: list[str] | None = None, say: Callable[[str], None] = print) -> list[str]:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--db", metavar="URL", help="SQLAlchemy URL (embedded: the ledger's; Kafka: for lookups only)")
+    p.add_argument("--bootstrap", metavar="HOST:PORT", help="talk to `ledger serve` through Kafka")
+    return asyncio.run(main_async(p.parse_args(argv), say))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,69 @@
+"""The example agent (examples/agent.py) runs its scripted conversation and meets every kind of step."""
+from __future__ import annotations
+
+import importlib.util
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from ledger.store import Store
+
+AGENT = Path(__file__).resolve().parents[1] / "examples" / "agent.py"
+LEDGER = "import sys; from consumers.cli import main; sys.exit(main())"
+
+
+def load_agent():
+    spec = importlib.util.spec_from_file_location("example_agent", AGENT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_scripted_conversation_takes_every_kind_of_next_step(tmp_path):
+    url = f"sqlite:///{tmp_path}/agent.db"
+    said: list[str] = []
+
+    actions = load_agent().main(["--db", url], say=said.append)
+
+    assert set(actions) == {"ask", "proceed", "tell", "stop", "retry", "fail"}
+    store = Store(url)
+    events = Counter(e.type for _, e in store.notifications())
+    assert events["OrderPlaced"] == 1 and events["PaymentLinkIssued"] == 1
+    assert events["ReplyRecorded"] == 7            # every turn ended with its reply recorded
+    assert events["EscalationRaised"] == 3         # credit block, failed turn, asked for a person
+    assert events["CommandRejected"] == 1          # the other malformed call never left the agent
+    store.close()
+
+
+@pytest.mark.kafka
+def test_the_example_agent_talks_to_ledger_serve_through_kafka(tmp_path):
+    pytest.importorskip("consumers.client")
+    broker = pytest.importorskip("tests.broker")
+    from consumers.cli import parser
+    if "serve" not in parser()._subparsers._group_actions[0].choices:
+        pytest.skip("ledger serve is not registered")
+    url = f"sqlite:///{tmp_path}/k.db"
+    with broker.running_broker(str(tmp_path / "broker.log")) as bootstrap:
+        serve = subprocess.Popen([sys.executable, "-c", LEDGER, "serve", "--create-topics",
+                                  "--bootstrap-servers", bootstrap, "--db", url],
+                                 stdout=subprocess.DEVNULL, stderr=open(tmp_path / "serve.log", "wb"))
+        try:
+            deadline = time.monotonic() + 30
+            while b"serving" not in (tmp_path / "serve.log").read_bytes():
+                assert time.monotonic() < deadline and serve.poll() is None, (tmp_path / "serve.log").read_text()
+                time.sleep(0.1)
+            done = subprocess.run([sys.executable, str(AGENT), "--bootstrap", bootstrap, "--db", url],
+                                  capture_output=True, text=True, timeout=120)
+        finally:
+            serve.send_signal(signal.SIGTERM)
+            serve.wait(30)
+    assert done.returncode == 0, done.stderr
+    store = Store(url)
+    events = Counter(e.type for _, e in store.notifications())
+    assert (events["OrderPlaced"], events["PaymentLinkIssued"], events["ReplyRecorded"]) == (1, 1, 7)
+    store.close()
