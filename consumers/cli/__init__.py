@@ -9,10 +9,10 @@ import sys
 from eventsourcing.persistence import PersistenceError
 from sqlalchemy.exc import SQLAlchemyError
 
-from consumers.cli import demo, doors, fuzz, lookups, payments, tools
+from consumers.cli import demo, doors, fuzz, kafka, lookups, payments, tools
 from consumers.cli.common import UsageError
 
-SUBCOMMANDS = [doors, lookups, demo, tools, payments, fuzz]
+SUBCOMMANDS = [doors, lookups, demo, tools, payments, fuzz, kafka]
 
 
 def parser() -> argparse.ArgumentParser:

@@ -1,0 +1,159 @@
+"""`ledger serve` and `ledger submit`: the Kafka doors."""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import signal
+import sys
+
+from aiokafka.errors import KafkaError
+
+from consumers import webhook_http
+from consumers.backoff import Backoff
+from consumers.cli.common import UsageError, add_db, emit, open_input, open_ledger
+from consumers.client import LedgerClient, default_timeout_s
+from consumers.kafka_consumer import ServeConfig, Server
+from consumers.topics import Topics, bootstrap_servers, create_topics, default_group, partitions_default
+from ledger.service import Ledger
+
+log = logging.getLogger("ledger.kafka")
+stop_grace_s = 30.0  # after SIGTERM, the batch in hand has this long to finish
+_TOPIC_OPTIONS = {"commands": "agent door", "admin": "owner door", "outcomes": "every outcome",
+                  "events": "every appended event", "dlq": "messages that could not be read",
+                  "escalations": "escalations raised, acknowledged, closed"}
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    s = sub.add_parser("serve", help="run the Kafka consumers: commands in, outcomes and events out")
+    add_db(s)
+    _add_kafka(s)
+    s.add_argument("--group", default=default_group, help=f"consumer group (default {default_group})")
+    s.add_argument("--create-topics", action="store_true", help="create missing topics first")
+    s.add_argument("--partitions", type=int, default=partitions_default,
+                   help=f"partitions of each topic --create-topics makes (default {partitions_default})")
+    s.add_argument("--replication-factor", type=int, default=1, help="for --create-topics (default 1)")
+    s.add_argument("--session-timeout-ms", type=int, default=10_000,
+                   help="how soon the group notices a dead consumer (default 10000)")
+    s.add_argument("--webhook", metavar="HOST:PORT", help="also serve the payment webhook (POST /webhooks/payments)")
+    s.set_defaults(run=serve)
+
+    t = sub.add_parser("submit", help="produce commands to the agent topic, print their outcomes in input order")
+    t.add_argument("file", nargs="?", default="-", metavar="FILE|-")
+    t.add_argument("--admin", action="store_true", help="to the owner door's topic")
+    t.add_argument("--timeout", type=float, default=default_timeout_s, metavar="SECONDS",
+                   help=f"how long to wait for outcomes after the last command is sent (default {default_timeout_s:g})")
+    _add_kafka(t)
+    t.set_defaults(run=submit)
+
+
+def _add_kafka(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--bootstrap-servers", metavar="HOST:PORT",
+                   help="Kafka (else $LEDGER_KAFKA_BOOTSTRAP, else localhost:9092)")
+    for name, what in _TOPIC_OPTIONS.items():
+        p.add_argument(f"--{name}-topic", metavar="NAME", default=getattr(Topics(), name),
+                       help=f"{what} (default %(default)s)")
+
+
+def _topics(args: argparse.Namespace) -> Topics:
+    return Topics(**{name: getattr(args, f"{name}_topic") for name in _TOPIC_OPTIONS})
+
+
+# --- serve --------------------------------------------------------------------
+
+def serve(args: argparse.Namespace) -> int:
+    if args.partitions < 1 or args.replication_factor < 1 or args.session_timeout_ms < 1:
+        raise UsageError("--partitions, --replication-factor and --session-timeout-ms must be positive")
+    if args.webhook:
+        try:
+            webhook_http.parse_listen(args.webhook)
+        except ValueError as exc:
+            raise UsageError(f"--webhook: {exc}") from exc
+    if not os.environ.get("LEDGER_LOG_LEVEL"):
+        log.setLevel(logging.INFO)  # an operator wants to see assignments, retries and progress
+    return asyncio.run(_serve(args))
+
+
+async def _serve(args: argparse.Namespace) -> int:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+
+    def on_signal(name: str) -> None:
+        if stop.is_set():
+            return
+        log.info("%s: finishing the batch in hand", name)
+        stop.set()
+        loop.call_later(stop_grace_s, _give_up)
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, on_signal, sig.name)
+    bootstrap, topics = bootstrap_servers(args.bootstrap_servers), _topics(args)
+    ledger = await _retry("opening the database", lambda: asyncio.to_thread(open_ledger, args), stop)
+    if args.create_topics:
+        await _retry("creating topics", lambda: create_topics(bootstrap, topics.names(), args.partitions,
+                                                              args.replication_factor), stop)
+    if stop.is_set():
+        return 0
+    runner = await webhook_http.start(ledger, args.webhook) if args.webhook else None
+    if runner is not None:
+        log.info("payment webhook on http://%s:%s%s", *runner.addresses[0][:2], webhook_http.webhook_path)
+    try:
+        await Server(ledger, ServeConfig(bootstrap=bootstrap, group=args.group, topics=topics,
+                                         session_timeout_ms=args.session_timeout_ms)).run(stop)
+    finally:
+        if runner is not None:
+            await runner.cleanup()
+    return 0
+
+
+async def _retry(what: str, attempt, stop: asyncio.Event) -> Ledger | None:
+    backoff = Backoff()
+    while not stop.is_set():
+        try:
+            return await attempt()
+        except Exception as exc:
+            log.warning("%s failed (%s); retrying", what, str(exc).strip().splitlines()[0] if str(exc).strip() else exc)
+            await backoff.sleep(stop)
+    return None
+
+
+def _give_up() -> None:
+    # The batch in hand is not committed, so nothing is half applied: the next start redoes it.
+    print(f"ledger: operational failure: could not finish the batch in hand within {stop_grace_s:g}s",
+          file=sys.stderr, flush=True)
+    os._exit(1)
+
+
+# --- submit -------------------------------------------------------------------
+
+def submit(args: argparse.Namespace) -> int:
+    if args.timeout < 0:
+        raise UsageError("--timeout must not be negative")
+    stream = open_input(args.file)
+    lines = [(n, line.rstrip(b"\r")) for n, line in enumerate(stream.read().split(b"\n"), 1) if line.strip()]
+    try:
+        return asyncio.run(_submit(args, lines))
+    except (KafkaError, RuntimeError) as exc:
+        print(f"ledger: operational failure: {exc}", file=sys.stderr)
+        return 1
+
+
+async def _submit(args: argparse.Namespace, lines: list[tuple[int, bytes]]) -> int:
+    async with LedgerClient(args.bootstrap_servers, _topics(args)) as client:
+        futures = [await client.send(raw, admin=args.admin) for _, raw in lines]
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + args.timeout
+        missing = []
+        for (number, _), future in zip(lines, futures):
+            try:
+                emit(await asyncio.wait_for(future, max(0.0, deadline - loop.time())))
+            except TimeoutError:
+                missing.append(number)
+        sys.stdout.flush()
+    if missing:
+        shown = ", ".join(map(str, missing[:20])) + (", ..." if len(missing) > 20 else "")
+        print(f"ledger: no outcome within {args.timeout:g}s for {len(missing)} of {len(lines)} commands "
+              f"(lines {shown})", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,159 @@
+"""LedgerClient: for agents, send a command over Kafka and await its outcome.
+
+    async with LedgerClient("localhost:9092") as ledger:
+        outcome = await ledger.submit(command, timeout=10)
+
+One consumer reads `ledger.outcomes` for the client's whole life. It is placed at the end
+of every partition *before* anything is produced, so no answer can slip past it. Each
+command carries a correlation header that `ledger serve` copies onto its outcome, so an
+answer finds its caller even when the command_id could not be read, and an old outcome
+for the same command_id (a redelivery, a republish after a crash) is not taken for the
+new one. Outcome messages without the header (from some other producer) match by key.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka.structs import ConsumerRecord
+
+from consumers.backoff import Backoff
+from consumers.topics import CORRELATION_HEADER, Topics, bootstrap_servers
+
+log = logging.getLogger("ledger.client")
+
+default_timeout_s = 30.0
+Command = Mapping[str, Any] | bytes | str
+
+
+class LedgerClient:
+    def __init__(self, bootstrap: str | None = None, topics: Topics | None = None):
+        self.bootstrap = bootstrap_servers(bootstrap)
+        self.topics = topics or Topics()
+        self._waiting: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self._by_command: dict[str, list[str]] = {}  # command_id -> correlation ids waiting
+        self._producer: AIOKafkaProducer | None = None
+        self._consumer: AIOKafkaConsumer | None = None
+        self._reader: asyncio.Task | None = None
+
+    async def __aenter__(self) -> "LedgerClient":
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    async def start(self) -> None:
+        self._producer = AIOKafkaProducer(bootstrap_servers=self.bootstrap, acks="all", linger_ms=2)
+        self._consumer = AIOKafkaConsumer(bootstrap_servers=self.bootstrap, group_id=None,
+                                          enable_auto_commit=False, fetch_max_wait_ms=5)
+        try:
+            await self._producer.start()
+            await self._consumer.start()
+            await self._consumer.topics()  # fetches metadata for every topic
+            partitions = self._consumer.partitions_for_topic(self.topics.outcomes)
+            if not partitions:
+                raise RuntimeError(f"topic {self.topics.outcomes} does not exist "
+                                   "(`ledger serve --create-topics` creates it)")
+            tps = [TopicPartition(self.topics.outcomes, p) for p in sorted(partitions)]
+            self._consumer.assign(tps)
+            await self._consumer.seek_to_end(*tps)
+            for tp in tps:
+                await self._consumer.position(tp)  # resolve "the end" now, before we produce
+        except BaseException:
+            await self.stop()
+            raise
+        self._reader = asyncio.create_task(self._read())
+
+    async def stop(self) -> None:
+        if self._reader is not None:
+            self._reader.cancel()
+            await asyncio.gather(self._reader, return_exceptions=True)
+        for future in list(self._waiting.values()):
+            future.cancel()
+        for client in (self._producer, self._consumer):
+            if client is not None:
+                await client.stop()
+        self._producer = self._consumer = self._reader = None
+
+    async def send(self, command: Command, *, admin: bool = False) -> asyncio.Future[dict[str, Any]]:
+        """Produce the command; the returned future resolves to its outcome (await it with a timeout)."""
+        assert self._producer is not None, "use `async with LedgerClient(...)` or call start()"
+        raw, head = _encode(command)
+        correlation = uuid.uuid4().hex
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        command_id = head.get("command_id") if isinstance(head.get("command_id"), str) else None
+        self._waiting[correlation] = future
+        if command_id:
+            self._by_command.setdefault(command_id, []).append(correlation)
+        future.add_done_callback(lambda _: self._forget(correlation, command_id))
+        business_id = head.get("business_id")
+        key = business_id.encode() if isinstance(business_id, str) and business_id else None
+        delivery = await self._producer.send(self.topics.admin if admin else self.topics.commands, raw, key=key,
+                                             headers=[(CORRELATION_HEADER, correlation.encode())])
+        delivery.add_done_callback(lambda d: _fail_on_error(d, future))
+        return future
+
+    async def submit(self, command: Command, *, admin: bool = False,
+                     timeout: float = default_timeout_s) -> dict[str, Any]:
+        """Send the command and return its outcome; TimeoutError if none came in `timeout` seconds."""
+        return await asyncio.wait_for(await self.send(command, admin=admin), timeout)
+
+    # --- answers ----------------------------------------------------------------
+
+    async def _read(self) -> None:
+        assert self._consumer is not None
+        backoff = Backoff()
+        while True:
+            try:
+                batch = await self._consumer.getmany(timeout_ms=500)
+                backoff.reset()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                log.warning("reading outcomes failed (%s); retrying", exc)
+                await backoff.sleep()
+                continue
+            for records in batch.values():
+                for record in records:
+                    self._resolve(record)
+
+    def _resolve(self, record: ConsumerRecord) -> None:
+        correlation = next((v for n, v in record.headers if n == CORRELATION_HEADER), None)
+        if correlation is not None:
+            future = self._waiting.get(correlation.decode("latin-1"))
+        else:
+            waiting = self._by_command.get((record.key or b"").decode("utf-8", "replace"))
+            future = self._waiting.get(waiting[0]) if waiting else None
+        if future is not None and not future.done():
+            future.set_result(orjson.loads(record.value))
+
+    def _forget(self, correlation: str, command_id: str | None) -> None:
+        self._waiting.pop(correlation, None)
+        waiting = self._by_command.get(command_id or "")
+        if waiting and correlation in waiting:
+            waiting.remove(correlation)
+            if not waiting:
+                del self._by_command[command_id or ""]
+
+
+def _encode(command: Command) -> tuple[bytes, Mapping[str, Any]]:
+    """The bytes to send, and the command as far as it can be read (for its key and id)."""
+    if isinstance(command, Mapping):
+        return orjson.dumps(dict(command)), command
+    raw = command.encode() if isinstance(command, str) else bytes(command)
+    try:
+        head = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        head = {}
+    return raw, head if isinstance(head, dict) else {}
+
+
+def _fail_on_error(delivery: asyncio.Future, outcome: asyncio.Future) -> None:
+    if not delivery.cancelled() and delivery.exception() is not None and not outcome.done():
+        outcome.set_exception(delivery.exception())

@@ -1,0 +1,308 @@
+"""`ledger serve`: consume both doors, apply each poll in one transaction, then answer.
+
+A poll's commands of one door are decided together by `Ledger.handle` (in a worker thread:
+the store is synchronous, and the event loop must keep heartbeating) and written in one
+transaction with the offsets they move and the outbox rows they owe. Only after the commit
+are outcomes published; events follow from the log (see relay.py). Whatever fails is tried
+again, with backoff, from what the database says: a command is never lost, never applied
+twice, never half applied.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener, TopicPartition
+from aiokafka.structs import ConsumerRecord
+
+from consumers import offsets, outbox
+from consumers.backoff import Backoff
+from consumers.relay import Relay, metadata as relay_metadata
+from consumers.topics import Topics, default_group
+from ledger.service import Ledger
+
+log = logging.getLogger("ledger.kafka")
+
+poll_wait_ms = 200             # how long a poll waits for records (and how soon a stop is seen)
+kafka_commit_interval_s = 5.0  # Kafka's committed offsets are a hint for tools; ours are in the database
+drain_s = 10.0                 # at shutdown, how long owed messages may take to go out
+outbox_batches_max = 8         # committed batches waiting to be published before polling pauses
+stats_interval_s = 10.0
+
+
+@dataclass(frozen=True)
+class ServeConfig:
+    bootstrap: str
+    group: str = default_group
+    topics: Topics = field(default_factory=Topics)
+    session_timeout_ms: int = 10_000
+    poll_records_max: int = 500
+    fetch_wait_ms: int = 5
+
+
+class Server:
+    def __init__(self, ledger: Ledger, config: ServeConfig):
+        self.ledger, self.config = ledger, config
+        self.store = ledger.store
+        # Per assigned partition: the last offset stored in the database (None: none yet).
+        self.applied: dict[TopicPartition, int | None] = {}
+        # Per partition: outbox rows up to this offset are published and may be deleted.
+        self.published: dict[TopicPartition, int] = {}
+        self.applied_count = 0
+        self._busy = asyncio.Lock()  # held while a batch is in hand; a rebalance waits for it
+        self._owed: asyncio.Queue[list[outbox.Row] | None] = asyncio.Queue(outbox_batches_max)
+        self._closing = False
+        self.consumer: AIOKafkaConsumer | None = None
+        self.producer: AIOKafkaProducer | None = None
+        self.relay: Relay | None = None
+
+    # --- lifecycle --------------------------------------------------------------
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Serve until `stop` is set; then finish the batch in hand and hand over cleanly."""
+        await asyncio.to_thread(self.store.create_tables, offsets.metadata, outbox.metadata, relay_metadata)
+        if not await self._connect(stop):
+            return
+        assert self.relay is not None
+        tasks = [asyncio.create_task(self.relay.run(stop)), asyncio.create_task(self._publish_owed())]
+        try:
+            await self._consume(stop)
+        finally:
+            await self._finish(tasks)
+
+    async def _connect(self, stop: asyncio.Event) -> bool:
+        backoff = Backoff()
+        while not stop.is_set():
+            c = self.config
+            producer = AIOKafkaProducer(bootstrap_servers=c.bootstrap, acks="all", linger_ms=2,
+                                        max_batch_size=1 << 18)
+            consumer = AIOKafkaConsumer(
+                bootstrap_servers=c.bootstrap, group_id=c.group, enable_auto_commit=False,
+                auto_offset_reset="earliest", fetch_max_wait_ms=c.fetch_wait_ms,
+                session_timeout_ms=c.session_timeout_ms, heartbeat_interval_ms=max(100, c.session_timeout_ms // 5))
+            # Set before start: joining the group already calls the rebalance listener.
+            self.producer, self.consumer = producer, consumer
+            self.relay = Relay(self.store, producer, c.topics)
+            try:
+                await producer.start()
+                consumer.subscribe(c.topics.inputs(), listener=_Rebalance(self))
+                await consumer.start()
+            except Exception as exc:
+                log.warning("cannot reach Kafka at %s (%s); retrying", c.bootstrap, exc)
+                await producer.stop()
+                await consumer.stop()
+                await backoff.sleep(stop)
+                continue
+            log.info("serving %s in group %s from %s", ", ".join(c.topics.inputs()), c.group, c.bootstrap)
+            return True
+        return False
+
+    async def _finish(self, tasks: Sequence[asyncio.Task]) -> None:
+        assert self.consumer is not None and self.producer is not None and self.relay is not None
+        self._closing = True
+        await self._owed.put(None)
+        done, _ = await asyncio.wait(tasks, timeout=drain_s)
+        for task in tasks:
+            if task not in done:
+                task.cancel()
+        try:
+            await asyncio.wait_for(self.relay.catch_up(), drain_s)
+            await asyncio.to_thread(self._forget_published)
+        except Exception as exc:  # what is left is sent by the next process
+            log.warning("at shutdown: %s; the rest goes out on the next start", exc)
+        await self._commit_kafka()
+        await self.consumer.stop()  # leaves the group: the others take over at once
+        await self.producer.stop()
+        self.relay.close()
+        log.info("stopped after applying %d commands", self.applied_count)
+
+    # --- consuming --------------------------------------------------------------
+
+    async def _consume(self, stop: asyncio.Event) -> None:
+        assert self.consumer is not None
+        backoff = Backoff()
+        committed_at = stats_at = time.monotonic()
+        counted = 0
+        while not stop.is_set():
+            try:
+                batch = await self.consumer.getmany(timeout_ms=poll_wait_ms, max_records=self.config.poll_records_max)
+                backoff.reset()
+            except Exception as exc:
+                log.warning("polling Kafka failed (%s); retrying", exc)
+                await backoff.sleep(stop)
+                continue
+            if batch:
+                await self._apply(batch)
+            elif self.published:
+                await self._tidy()
+            now = time.monotonic()
+            if now - committed_at > kafka_commit_interval_s:
+                await self._commit_kafka()
+                committed_at = now
+            if now - stats_at > stats_interval_s and self.applied_count > counted:
+                log.info("applied %d commands (%.0f/s)", self.applied_count,
+                         (self.applied_count - counted) / (now - stats_at))
+                stats_at, counted = now, self.applied_count
+
+    async def _apply(self, batch: dict[TopicPartition, list[ConsumerRecord]]) -> None:
+        async with self._busy:
+            by_door: dict[str, list[ConsumerRecord]] = {}
+            for tp, records in batch.items():
+                if tp not in self.applied:  # revoked while the poll was in flight
+                    continue
+                seen = self.applied[tp]
+                fresh = [r for r in records if seen is None or r.offset > seen]
+                by_door.setdefault(self.config.topics.door(tp.topic), []).extend(fresh)
+            for door in ("owner", "agent"):  # the owner's catalogue before the orders that need it
+                if by_door.get(door):
+                    await self._handle(door, by_door[door])
+
+    async def _handle(self, door: str, records: list[ConsumerRecord]) -> None:
+        """Apply records until it works: the transaction is all or nothing, so trying again is safe."""
+        c, backoff = self.config, Backoff()
+        while records:
+            last: dict[TopicPartition, int] = {}
+            for r in records:
+                last[TopicPartition(r.topic, r.partition)] = r.offset
+            seen = {tp: self.applied.get(tp) for tp in last}
+            tidy = dict(self.published)
+            owed: list[outbox.Row] = []
+
+            def extra(outcomes: list[dict]) -> list:
+                owed[:] = [row for r, o in zip(records, outcomes) for row in outbox.rows_for(c.group, c.topics, r, o)]
+                return [*(offsets.advance(c.group, tp, seen[tp], off) for tp, off in last.items()),
+                        *outbox.insert(owed), *outbox.forget(c.group, tidy)]
+
+            try:
+                await asyncio.to_thread(self.ledger.handle, [r.value or b"" for r in records], door, extra)
+            except Exception as exc:
+                log.warning("applying %d %s commands failed (%s); retrying", len(records), door, _first_line(exc))
+                await backoff.sleep()
+                records = await self._resync(records)
+                continue
+            self.applied.update(last)
+            self.applied_count += len(records)
+            for tp, upto in tidy.items():
+                if self.published.get(tp) == upto:
+                    del self.published[tp]
+            await self._owed.put(owed)
+            assert self.relay is not None
+            self.relay.wake()
+            return
+
+    async def _resync(self, records: list[ConsumerRecord]) -> list[ConsumerRecord]:
+        """After a failure: what does the database say is already applied (maybe by us, maybe
+        by a process that took the partition over)? Publish what it owes, keep the rest."""
+        tps = {TopicPartition(r.topic, r.partition) for r in records}
+        try:
+            stored = await asyncio.to_thread(offsets.stored, self.store.engine, self.config.group, tps)
+            rows = await asyncio.to_thread(outbox.pending, self.store.engine, self.config.group, tps)
+        except Exception:
+            return records  # the database is still away; the next attempt will tell
+        for tp in tps:
+            self.applied[tp] = stored.get(tp)
+        if rows:
+            await self._owed.put(rows)
+        return [r for r in records if r.offset > stored.get(TopicPartition(r.topic, r.partition), -1)]
+
+    # --- publishing -------------------------------------------------------------
+
+    async def _publish_owed(self) -> None:
+        """Publish committed batches in the order they were committed."""
+        assert self.producer is not None
+        while (rows := await self._owed.get()) is not None:
+            backoff = Backoff()
+            while True:
+                try:
+                    done = await outbox.publish(self.producer, rows)
+                    break
+                except Exception as exc:
+                    log.warning("publishing %d messages failed (%s); retrying", len(rows), exc)
+                    if self._closing:
+                        return  # they stay in the outbox for the next start
+                    await backoff.sleep()
+            for tp, upto in done.items():
+                self.published[tp] = max(self.published.get(tp, -1), upto)
+
+    async def _tidy(self) -> None:
+        """Idle: delete published outbox rows now instead of with the next batch."""
+        try:
+            await asyncio.to_thread(self._forget_published)
+        except Exception as exc:
+            log.warning("tidying the outbox failed (%s); later", _first_line(exc))
+
+    def _forget_published(self) -> None:
+        tidy = dict(self.published)
+        if tidy:
+            with self.store.engine.begin() as conn:
+                for statement in outbox.forget(self.config.group, tidy):
+                    conn.execute(statement)
+        for tp, upto in tidy.items():
+            if self.published.get(tp) == upto:
+                del self.published[tp]
+
+    async def _commit_kafka(self, only: Sequence[TopicPartition] | None = None) -> None:
+        assert self.consumer is not None
+        stored = {tp: off + 1 for tp, off in self.applied.items()
+                  if off is not None and (only is None or tp in only)}
+        if not stored:
+            return
+        try:
+            await self.consumer.commit(stored)
+        except Exception as exc:  # only a hint: a rebalance in progress is fine
+            log.debug("Kafka commit skipped: %s", exc)
+
+    # --- rebalancing ------------------------------------------------------------
+
+    async def revoked(self, revoked: set[TopicPartition]) -> None:
+        async with self._busy:  # the batch in hand is applied first
+            await self._commit_kafka(list(revoked))
+            for tp in revoked:
+                self.applied.pop(tp, None)
+        if revoked:
+            log.info("partitions revoked: %s", _names(revoked))
+
+    async def assigned(self, assigned: set[TopicPartition]) -> None:
+        """Seek to what the database has applied, and publish what it still owes first."""
+        assert self.consumer is not None
+        backoff = Backoff()
+        while True:
+            try:
+                stored = await asyncio.to_thread(offsets.stored, self.store.engine, self.config.group, assigned)
+                rows = await asyncio.to_thread(outbox.pending, self.store.engine, self.config.group, assigned)
+                break
+            except Exception as exc:
+                log.warning("reading stored offsets failed (%s); retrying", _first_line(exc))
+                await backoff.sleep()
+        async with self._busy:
+            for tp in assigned:
+                self.applied[tp] = stored.get(tp)
+                self.consumer.seek(tp, stored[tp] + 1 if tp in stored else 0)
+        if rows:
+            log.info("publishing %d messages owed from before", len(rows))
+            await self._owed.put(rows)
+        if assigned:
+            log.info("partitions assigned: %s", _names(assigned))
+
+
+class _Rebalance(ConsumerRebalanceListener):
+    def __init__(self, server: Server):
+        self.server = server
+
+    async def on_partitions_revoked(self, revoked: set[TopicPartition]) -> None:
+        await self.server.revoked(revoked)
+
+    async def on_partitions_assigned(self, assigned: set[TopicPartition]) -> None:
+        await self.server.assigned(assigned)
+
+
+def _names(tps: set[TopicPartition]) -> str:
+    return ", ".join(f"{tp.topic}/{tp.partition}" for tp in sorted(tps))
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

@@ -1,0 +1,49 @@
+"""Consumed offsets, kept in the ledger's database: the truth about what has been applied.
+
+A batch's offsets are written in the same transaction as its events, so a command's
+effect and "this message is done" commit together or not at all. Kafka's own committed
+offsets are only a hint for tools; on assignment the consumer seeks to what is stored here.
+
+Each write is fenced: it names the offset the writer last saw stored. If another process
+moved the partition on meanwhile (it took the partition over while this one stalled), the
+write turns into a NOT NULL violation and the whole transaction rolls back: a message is
+never applied twice, not even by a zombie.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from aiokafka import TopicPartition
+from sqlalchemy import BigInteger, Column, Integer, MetaData, String, Table, and_, case, null, or_, select
+from sqlalchemy.engine import Engine
+from sqlalchemy.sql import Executable
+
+metadata = MetaData()
+offsets = Table(
+    "ledger_kafka_offsets", metadata,
+    Column("group_id", String(255), primary_key=True),
+    Column("topic", String(255), primary_key=True),
+    Column("partition", Integer, primary_key=True),
+    Column("offset", BigInteger, nullable=False),  # the last offset applied (Kafka's "next" minus one)
+)
+
+
+def stored(engine: Engine, group: str, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
+    """The last applied offset of each partition that has one."""
+    wanted = list(partitions)
+    if not wanted:
+        return {}
+    query = select(offsets).where(offsets.c.group_id == group, or_(*(
+        and_(offsets.c.topic == tp.topic, offsets.c.partition == tp.partition) for tp in wanted)))
+    with engine.connect() as conn:
+        return {TopicPartition(r.topic, r.partition): r.offset for r in conn.execute(query)}
+
+
+def advance(group: str, tp: TopicPartition, seen: int | None, last: int) -> Executable:
+    """Move the partition's stored offset from `seen` (None: no row yet) to `last`, or fail."""
+    if seen is None:
+        # A primary-key violation if someone else stored one first.
+        return offsets.insert().values(group_id=group, topic=tp.topic, partition=tp.partition, offset=last)
+    return (offsets.update()
+            .where(offsets.c.group_id == group, offsets.c.topic == tp.topic, offsets.c.partition == tp.partition)
+            .values(offset=case((offsets.c.offset == seen, last), else_=null())))

@@ -1,0 +1,173 @@
+"""The event relay: every event in the log, in log order, onto `ledger.events`.
+
+It reads the log by position, not the batches it saw, so events appended by anyone (the
+webhook, `ledger admin apply` on the same database) go out too. Escalation events are also
+put on `ledger.escalations` for whoever must tell a person. The position reached is stored
+after the broker has acknowledged, so a crash re-sends a little and never skips: consumers
+drop repeats by `position`. One process relays at a time (a lease), so two `ledger serve`
+processes do not send everything twice.
+"""
+from __future__ import annotations
+
+import asyncio
+import fcntl
+import hashlib
+import logging
+from itertools import islice
+from typing import Any
+
+import orjson
+from aiokafka import AIOKafkaProducer
+import sqlalchemy.exc
+from sqlalchemy import BigInteger, Column, MetaData, String, Table, select, text
+from sqlalchemy.engine import Engine
+
+from consumers.backoff import Backoff
+from consumers.topics import Topics
+from ledger.events import Event
+from ledger.store import Store
+
+log = logging.getLogger("ledger.kafka")
+
+relay_events_max = 2000   # events a step reads and sends before storing its position
+relay_idle_s = 1.0        # how often to look for events nobody told the relay about
+ESCALATION_EVENTS = frozenset({"EscalationRaised", "EscalationAcknowledged", "EscalationClosed"})
+
+metadata = MetaData()
+relay_positions = Table(
+    "ledger_kafka_relay", metadata,
+    Column("name", String(255), primary_key=True),  # the events topic it feeds
+    Column("position", BigInteger, nullable=False),  # the last position sent
+)
+
+
+def event_row(position: int, event: Event) -> dict[str, Any]:
+    """What `ledger events` prints for an event."""
+    return {"position": position, "type": event.type, **event.to_dict()}
+
+
+class Relay:
+    def __init__(self, store: Store, producer: AIOKafkaProducer, topics: Topics):
+        self.store, self.producer, self.topics = store, producer, topics
+        self.name = topics.events
+        self.lease = Lease(store.engine, f"ledger-relay:{self.name}")
+        self._wake = asyncio.Event()
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    async def run(self, stop: asyncio.Event) -> None:
+        backoff = Backoff()
+        while not stop.is_set():
+            try:
+                await asyncio.wait_for(self._wake.wait(), relay_idle_s)
+            except TimeoutError:
+                pass
+            self._wake.clear()
+            try:
+                await self.catch_up()
+                backoff.reset()
+            except Exception as exc:  # broker or database away: try again later, from the stored position
+                log.warning("event relay: %s; retrying", exc)
+                await backoff.sleep(stop)
+
+    async def catch_up(self) -> int:
+        """Send everything after the stored position; the number of events sent."""
+        if not await asyncio.to_thread(self.lease.hold):
+            return 0
+        sent = 0
+        while True:
+            position = await asyncio.to_thread(self._position)
+            page = await asyncio.to_thread(lambda: list(islice(self.store.notifications(position + 1),
+                                                               relay_events_max)))
+            if not page:
+                return sent
+            acks = []
+            for p, event in page:
+                value, key = orjson.dumps(event_row(p, event)), (event.business_id or "").encode() or None
+                acks.append(await self.producer.send(self.topics.events, value, key=key))
+                if event.type in ESCALATION_EVENTS:
+                    acks.append(await self.producer.send(self.topics.escalations, value, key=key))
+            await asyncio.gather(*acks)
+            await asyncio.to_thread(self._advance, position, page[-1][0])
+            sent += len(page)
+            if len(page) < relay_events_max:
+                return sent
+
+    def close(self) -> None:
+        self.lease.release()
+
+    def _position(self) -> int:
+        with self.store.engine.begin() as conn:
+            found = conn.execute(select(relay_positions.c.position).where(relay_positions.c.name == self.name)).scalar()
+        if found is not None:
+            return found
+        try:
+            with self.store.engine.begin() as conn:
+                conn.execute(relay_positions.insert().values(name=self.name, position=0))
+        except sqlalchemy.exc.IntegrityError:  # another process made the row first
+            pass
+        return self._position()
+
+    def _advance(self, seen: int, reached: int) -> None:
+        # Only from where this step started: a relay that lost its lease cannot move it back.
+        with self.store.engine.begin() as conn:
+            conn.execute(relay_positions.update()
+                         .where(relay_positions.c.name == self.name, relay_positions.c.position == seen)
+                         .values(position=reached))
+
+
+class Lease:
+    """Held by one process at a time: a PostgreSQL advisory lock, or a lock file beside an
+    SQLite database. Both end with the process that holds them, however it ends."""
+
+    def __init__(self, engine: Engine, name: str):
+        self.engine, self.name = engine, name
+        self._key = int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big", signed=True)
+        self._holder: Any = None
+
+    def hold(self) -> bool:
+        dialect = self.engine.dialect.name
+        if dialect == "postgresql":
+            return self._hold_pg()
+        if dialect == "sqlite" and self.engine.url.database not in (None, "", ":memory:"):
+            return self._hold_file()
+        return True
+
+    def _hold_pg(self) -> bool:
+        try:
+            if self._holder is not None:
+                self._holder.execute(text("SELECT 1"))  # still connected, so still held
+                self._holder.commit()
+                return True
+            conn = self.engine.connect()
+            got = conn.execute(text("SELECT pg_try_advisory_lock(:k)"), {"k": self._key}).scalar()
+            conn.commit()
+            if got:
+                self._holder = conn
+            else:
+                conn.close()
+            return bool(got)
+        except Exception:
+            self.release()
+            raise
+
+    def _hold_file(self) -> bool:
+        if self._holder is not None:
+            return True
+        handle = open(f"{self.engine.url.database}.relay-lock", "a")
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.close()
+            return False
+        self._holder = handle
+        return True
+
+    def release(self) -> None:
+        holder, self._holder = self._holder, None
+        if holder is not None:
+            try:
+                holder.close()  # closing the connection or the file lets the lock go
+            except Exception:
+                pass
