@@ -121,16 +121,18 @@ class Store:
         index (versions grow with positions), so a small business in a large log is cheap.
         """
         t = self.recorder.events_record_cls.__table__
-        key, at = (t.c.id, 0) if business_id is None else (t.c.originator_version, 3)
-        query = select(t.c.id, t.c.topic, t.c.state, t.c.originator_version).where(t.c.id >= start)
+        query = select(t.c.id, t.c.topic, t.c.state, t.c.originator_version)
+        if business_id is None:
+            # One lower bound only: given two on the key, SQLite seeks by one and scans from there.
+            key, at, after = t.c.id, 0, start - 1
+        else:
+            key, at, after = t.c.originator_version, 3, 0
+            query = query.where(t.c.originator_id == stream_id(business_id), t.c.id >= start)
         if stop is not None:
             query = query.where(t.c.id <= stop)
         if types:
             query = query.where(t.c.topic.in_(list(types)))
-        if business_id is not None:
-            query = query.where(t.c.originator_id == stream_id(business_id))
         query = query.order_by(key).limit(notifications_page_max)
-        after = 0
         while True:
             with self.engine.connect() as conn:
                 page = conn.execute(query.where(key > after)).all()
