@@ -53,7 +53,7 @@ class Server:
         self.published: dict[TopicPartition, int] = {}
         self.applied_count = 0
         self._busy = asyncio.Lock()  # held while a batch is in hand; a rebalance waits for it
-        self._owed: asyncio.Queue[list[outbox.Row] | None] = asyncio.Queue(outbox_batches_max)
+        self._owed: asyncio.Queue[list[outbox.Owed] | None] = asyncio.Queue(outbox_batches_max)
         self._closing = False
         self.consumer: AIOKafkaConsumer | None = None
         self.producer: AIOKafkaProducer | None = None
@@ -169,12 +169,12 @@ class Server:
                 last[TopicPartition(r.topic, r.partition)] = r.offset
             seen = {tp: self.applied.get(tp) for tp in last}
             tidy = dict(self.published)
-            owed: list[outbox.Row] = []
+            owed: list[outbox.Owed] = []
 
             def extra(outcomes: list[dict]) -> list:
-                owed[:] = [row for r, o in zip(records, outcomes) for row in outbox.rows_for(c.group, c.topics, r, o)]
+                owed[:] = outbox.owed(c.topics, records, outcomes)
                 return [*(offsets.advance(c.group, tp, seen[tp], off) for tp, off in last.items()),
-                        *outbox.insert(owed), *outbox.forget(c.group, tidy)]
+                        *outbox.insert(c.group, owed), *outbox.forget(c.group, tidy)]
 
             try:
                 await asyncio.to_thread(self.ledger.handle, [r.value or b"" for r in records], door, extra)
@@ -213,14 +213,14 @@ class Server:
     async def _publish_owed(self) -> None:
         """Publish committed batches in the order they were committed."""
         assert self.producer is not None
-        while (rows := await self._owed.get()) is not None:
+        while (owed := await self._owed.get()) is not None:
             backoff = Backoff()
             while True:
                 try:
-                    done = await outbox.publish(self.producer, rows)
+                    done = await outbox.publish(self.producer, owed)
                     break
                 except Exception as exc:
-                    log.warning("publishing %d messages failed (%s); retrying", len(rows), exc)
+                    log.warning("publishing failed (%s); retrying", exc)
                     if self._closing:
                         return  # they stay in the outbox for the next start
                     await backoff.sleep()
@@ -282,7 +282,7 @@ class Server:
                 self.applied[tp] = stored.get(tp)
                 self.consumer.seek(tp, stored[tp] + 1 if tp in stored else 0)
         if rows:
-            log.info("publishing %d messages owed from before", len(rows))
+            log.info("publishing %d messages owed from before", sum(len(o.messages) for o in rows))
             await self._owed.put(rows)
         if assigned:
             log.info("partitions assigned: %s", _names(assigned))

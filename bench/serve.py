@@ -1,0 +1,123 @@
+"""How many commands a second `ledger serve` sustains end to end, on a local Tansu broker.
+
+    .venv/bin/python -m bench.serve --commands 20000 [--processes 1|2] [--db URL]
+
+Starts a broker as the tests do, creates the topics (6 partitions), starts the serve
+processes and applies each business's catalogue. Then, timed: produce the agent commands
+(70% orders that are placed, 20% blocked for unknown or conflicting facts, 10% rule blocks)
+and wait until every one has its outcome on `ledger.outcomes`. Prints commands/s from the
+first command sent to the last outcome received. Without --db, a fresh SQLite file.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import orjson
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+
+from consumers.topics import Topics, create_topics
+from tests.broker import running_broker
+from tests.kafka_support import Serve, mixed_commands, setup_commands, wait_until
+
+businesses_count = 48
+outcome_wait_s_max = 600.0
+
+
+class Outcomes:
+    """Counts distinct command_ids answered, reading from the end as it was before producing."""
+
+    def __init__(self, bootstrap: str, topic: str):
+        self.consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False,
+                                         fetch_max_wait_ms=5)
+        self.topic, self.seen, self.last_at = topic, set(), 0.0
+
+    async def start(self) -> None:
+        await self.consumer.start()
+        await self.consumer.topics()
+        tps = [TopicPartition(self.topic, p) for p in self.consumer.partitions_for_topic(self.topic)]
+        self.consumer.assign(tps)
+        await self.consumer.seek_to_end(*tps)
+        for tp in tps:
+            await self.consumer.position(tp)
+
+    async def until(self, ids: set[str]) -> None:
+        deadline = time.monotonic() + outcome_wait_s_max
+        while not ids <= self.seen:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{len(ids - self.seen)} outcomes missing after {outcome_wait_s_max:g}s")
+            for records in (await self.consumer.getmany(timeout_ms=200)).values():
+                for r in records:
+                    if r.key is not None:
+                        self.seen.add(r.key.decode())
+                        self.last_at = time.monotonic()
+
+
+async def produce(bootstrap: str, topic: str, values: list[bytes]) -> None:
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=5, max_batch_size=1 << 18)
+    await producer.start()
+    try:
+        sent = [await producer.send(topic, v, key=orjson.loads(v)["business_id"].encode()) for v in values]
+        await asyncio.gather(*sent)
+    finally:
+        await producer.stop()
+
+
+def ids(values: list[bytes]) -> set[str]:
+    return {orjson.loads(v)["command_id"] for v in values}
+
+
+async def measure(bootstrap: str, topics: Topics, setup: list[bytes], agent: list[bytes],
+                  servers: list[Serve]) -> tuple[float, float]:
+    outcomes = Outcomes(bootstrap, topics.outcomes)
+    await outcomes.start()
+    await produce(bootstrap, topics.admin, setup)
+    await outcomes.until(ids(setup))
+    await asyncio.to_thread(wait_until, lambda: all("partitions assigned" in s.output() for s in servers),
+                            120, "every server to get partitions")
+    started = time.monotonic()
+    await produce(bootstrap, topics.commands, agent)
+    produced = time.monotonic() - started
+    await outcomes.until(ids(agent))
+    await outcomes.consumer.stop()
+    return produced, outcomes.last_at - started
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m bench.serve", description=__doc__.split("\n\n")[0])
+    p.add_argument("--commands", type=int, default=20_000)
+    p.add_argument("--processes", type=int, default=1)
+    p.add_argument("--db", help="SQLAlchemy URL (default: a fresh SQLite file)")
+    args = p.parse_args(argv)
+
+    run = uuid.uuid4().hex[:6]  # ids of this run only, so a used database is fine
+    names = [f"b{run}-{i}" for i in range(businesses_count)]
+    setup = setup_commands(names, stock=10**9, credit_limit=10**12)
+    agent = mixed_commands(args.commands, names, seed=1, prefix=f"c{run}")
+    work = Path(tempfile.mkdtemp(prefix="bench-serve-"))
+    db = args.db or f"sqlite:///{work}/ledger.db"
+    topics = Topics()
+    with running_broker(str(work / "broker.log")) as bootstrap:
+        asyncio.run(create_topics(bootstrap, topics.names()))
+        servers = [Serve(bootstrap, db, topics, "ledger", work, name=f"serve{i}") for i in range(args.processes)]
+        for s in servers:
+            s.start()
+        try:
+            produced_s, elapsed_s = asyncio.run(measure(bootstrap, topics, setup, agent, servers))
+        finally:
+            codes = [s.stop() for s in servers]
+    backend = db.split(":", 1)[0]
+    print(f"{args.commands} commands, {args.processes} process(es), {backend}: produced in {produced_s:.2f}s, "
+          f"all outcomes in {elapsed_s:.2f}s -> {args.commands / elapsed_s:,.0f} commands/s "
+          f"(serve exit {codes}; logs in {work})")
+    return 0 if all(c == 0 for c in codes) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
