@@ -1,4 +1,4 @@
-"""Waiting before trying again: doubling, capped, jittered, and cut short by a stop."""
+"""Trying again: waits that double, capped, jittered, cut short by a stop; and what to log."""
 from __future__ import annotations
 
 import asyncio
@@ -26,3 +26,9 @@ class Backoff:
             await asyncio.wait_for(stop.wait(), delay_s)
         except TimeoutError:
             pass
+
+
+def first_line(exc: BaseException) -> str:
+    """A failure in one log line (SQLAlchemy's run to several)."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

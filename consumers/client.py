@@ -22,7 +22,7 @@ import orjson
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.structs import ConsumerRecord
 
-from consumers.backoff import Backoff
+from consumers.backoff import Backoff, first_line
 from consumers.topics import CORRELATION_HEADER, Topics, bootstrap_servers
 
 log = logging.getLogger("ledger.client")
@@ -116,7 +116,7 @@ class LedgerClient:
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
-                log.warning("reading outcomes failed (%s); retrying", exc)
+                log.warning("reading outcomes failed (%s); retrying", first_line(exc))
                 await backoff.sleep()
                 continue
             for records in batch.values():

@@ -19,7 +19,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListen
 from aiokafka.structs import ConsumerRecord
 
 from consumers import offsets, outbox
-from consumers.backoff import Backoff
+from consumers.backoff import Backoff, first_line
 from consumers.relay import Relay, metadata as relay_metadata
 from consumers.topics import Topics, default_group
 from ledger.service import Ledger
@@ -91,7 +91,7 @@ class Server:
                 consumer.subscribe(c.topics.inputs(), listener=_Rebalance(self))
                 await consumer.start()
             except Exception as exc:
-                log.warning("cannot reach Kafka at %s (%s); retrying", c.bootstrap, exc)
+                log.warning("cannot reach Kafka at %s (%s); retrying", c.bootstrap, first_line(exc))
                 await producer.stop()
                 await consumer.stop()
                 await backoff.sleep(stop)
@@ -112,7 +112,7 @@ class Server:
             await asyncio.wait_for(self.relay.catch_up(), drain_s)
             await asyncio.to_thread(self._forget_published)
         except Exception as exc:  # what is left is sent by the next process
-            log.warning("at shutdown: %s; the rest goes out on the next start", exc)
+            log.warning("at shutdown: %s; the rest goes out on the next start", first_line(exc))
         await self._commit_kafka()
         await self.consumer.stop()  # leaves the group: the others take over at once
         await self.producer.stop()
@@ -131,7 +131,7 @@ class Server:
                 batch = await self.consumer.getmany(timeout_ms=poll_wait_ms, max_records=self.config.poll_records_max)
                 backoff.reset()
             except Exception as exc:
-                log.warning("polling Kafka failed (%s); retrying", exc)
+                log.warning("polling Kafka failed (%s); retrying", first_line(exc))
                 await backoff.sleep(stop)
                 continue
             if batch:
@@ -179,7 +179,7 @@ class Server:
             try:
                 await asyncio.to_thread(self.ledger.handle, [r.value or b"" for r in records], door, extra)
             except Exception as exc:
-                log.warning("applying %d %s commands failed (%s); retrying", len(records), door, _first_line(exc))
+                log.warning("applying %d %s commands failed (%s); retrying", len(records), door, first_line(exc))
                 await backoff.sleep()
                 records = await self._resync(records)
                 continue
@@ -220,7 +220,7 @@ class Server:
                     done = await outbox.publish(self.producer, owed)
                     break
                 except Exception as exc:
-                    log.warning("publishing failed (%s); retrying", exc)
+                    log.warning("publishing failed (%s); retrying", first_line(exc))
                     if self._closing:
                         return  # they stay in the outbox for the next start
                     await backoff.sleep()
@@ -232,7 +232,7 @@ class Server:
         try:
             await asyncio.to_thread(self._forget_published)
         except Exception as exc:
-            log.warning("tidying the outbox failed (%s); later", _first_line(exc))
+            log.warning("tidying the outbox failed (%s); later", first_line(exc))
 
     def _forget_published(self) -> None:
         tidy = dict(self.published)
@@ -275,7 +275,7 @@ class Server:
                 rows = await asyncio.to_thread(outbox.pending, self.store.engine, self.config.group, assigned)
                 break
             except Exception as exc:
-                log.warning("reading stored offsets failed (%s); retrying", _first_line(exc))
+                log.warning("reading stored offsets failed (%s); retrying", first_line(exc))
                 await backoff.sleep()
         async with self._busy:
             for tp in assigned:
@@ -302,7 +302,3 @@ class _Rebalance(ConsumerRebalanceListener):
 def _names(tps: set[TopicPartition]) -> str:
     return ", ".join(f"{tp.topic}/{tp.partition}" for tp in sorted(tps))
 
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__

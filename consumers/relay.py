@@ -22,7 +22,7 @@ import sqlalchemy.exc
 from sqlalchemy import BigInteger, Column, MetaData, String, Table, select, text
 from sqlalchemy.engine import Engine
 
-from consumers.backoff import Backoff
+from consumers.backoff import Backoff, first_line
 from consumers.topics import Topics
 from ledger.events import Event
 from ledger.store import Store
@@ -68,7 +68,7 @@ class Relay:
                 await self.catch_up()
                 backoff.reset()
             except Exception as exc:  # broker or database away: try again later, from the stored position
-                log.warning("event relay: %s; retrying", exc)
+                log.warning("event relay: %s; retrying", first_line(exc))
                 await backoff.sleep(stop)
 
     async def catch_up(self) -> int:

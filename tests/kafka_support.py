@@ -51,9 +51,10 @@ def topic_args(topics: Topics) -> list[str]:
 class Serve:
     """`ledger serve` as a subprocess, stopped by SIGTERM or killed by SIGKILL, by its PID."""
 
-    def __init__(self, bootstrap: str, db: str, topics: Topics, group: str, log_dir: Path, name: str = "serve"):
+    def __init__(self, bootstrap: str, db: str, topics: Topics, group: str, log_dir: Path, name: str = "serve",
+                 options: Iterable[str] = ()):
         self.argv = [LEDGER, "serve", "--bootstrap-servers", bootstrap, "--db", db, "--group", group,
-                     "--session-timeout-ms", str(session_timeout_ms), *topic_args(topics)]
+                     "--session-timeout-ms", str(session_timeout_ms), *topic_args(topics), *options]
         self.log_dir, self.name, self.runs = log_dir, name, 0
         self.proc: subprocess.Popen | None = None
 

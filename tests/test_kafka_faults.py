@@ -3,9 +3,12 @@ one effect in the log and the same end state as one process applying the input i
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
+import time
 
 import orjson
+import psycopg
 import pytest
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from sqlalchemy import create_engine
@@ -14,6 +17,7 @@ from consumers.offsets import offsets
 from ledger.service import Ledger
 from ledger.store import Store
 from tests import builders as b
+from tests.conftest import PG_ADMIN_URL
 from tests.kafka_support import (Serve, applied, events_by_command, kafka_db, mixed_commands,  # noqa: F401
                                  new_topics, outcomes_by_command, produce, read_topic, setup_commands,
                                  state_summary, wait_until)
@@ -169,3 +173,41 @@ def test_a_message_delivered_twice_appends_nothing_new(kafka_bootstrap, kafka_db
         wait_until(lambda: done() >= len(setup) + 2 * len(agent) + len(sentinels), 60, "the whole topic again")
         assert serve.stop() == 0
     assert list(store.notifications()) == after
+
+
+@contextlib.contextmanager
+def outage(db):
+    """The database refuses connections and every session on it is cut, until the block ends."""
+    name = db.rsplit("/", 1)[1]
+    with psycopg.connect(PG_ADMIN_URL, autocommit=True) as admin:
+        admin.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS false')
+        try:
+            admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s", (name,))
+            yield
+        finally:
+            admin.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS true')
+
+
+def test_database_outages_mid_stream_lose_and_double_nothing(kafka_bootstrap, kafka_db, tmp_path):
+    topics, group, rng = new_topics(kafka_bootstrap), "ledger-outage", random.Random(5)
+    setup = setup_commands(BUSINESSES, stock=150, credit_limit=5000)
+    agent = mixed_commands(3000, BUSINESSES, seed=5, prefix="x")
+    total = len(setup) + len(agent)
+    done = lambda: applied(kafka_db, group)  # noqa: E731
+    outages = 0
+
+    with Serve(kafka_bootstrap, kafka_db, topics, group, tmp_path) as serve:
+        produce(kafka_bootstrap, topics.admin, setup)
+        wait_until(lambda: done() >= len(setup), 60, "the catalogue")
+        produce(kafka_bootstrap, topics.commands, agent)
+        while outages < 4 and done() < total:
+            with outage(kafka_db):
+                time.sleep(rng.uniform(0.5, 2.0))
+            outages += 1
+            time.sleep(rng.uniform(0.05, 0.3))
+        wait_until(lambda: done() >= total, 120, "every command applied")
+        assert serve.stop() == 0, serve.output()
+
+    assert outages >= 2
+    assert "failed" in serve.output() and "retrying" in serve.output()
+    assert_exactly_once(kafka_bootstrap, topics, kafka_db, tmp_path, setup, agent)

@@ -4,14 +4,17 @@ from __future__ import annotations
 import asyncio
 import subprocess
 
+import aiohttp
 import orjson
 import pytest
 
 from consumers.client import LedgerClient
 from consumers.relay import ESCALATION_EVENTS
 from consumers.topics import CORRELATION_HEADER, ERROR_HEADER, SOURCE_HEADER
+from ledger.payments import SandboxProvider
 from ledger.store import Store
 from tests import builders as b
+from tests.broker import free_port
 from tests.kafka_support import (LEDGER, Serve, events_by_command, kafka_db, mixed_commands,  # noqa: F401
                                  new_topics, outcomes_by_command, produce, read_topic, setup_commands, topic_args)
 
@@ -158,3 +161,30 @@ def test_an_outcome_carries_the_commands_correlation_header(kafka_bootstrap, tmp
     assert record.key is None
     assert CORRELATION_HEADER in dict(record.headers)
     assert orjson.loads(record.value)["status"] == "rejected"
+
+
+def test_serve_takes_the_payment_webhook_and_relays_its_events(kafka_bootstrap, tmp_path):
+    topics, db, port = new_topics(kafka_bootstrap), f"sqlite:///{tmp_path}/ledger.db", free_port()
+    url = f"http://127.0.0.1:{port}/webhooks/payments"
+
+    async def scenario():
+        async with LedgerClient(kafka_bootstrap, topics) as client:
+            for raw in setup_commands(["shop-1"], stock=10, credit_limit=10**6):
+                await client.submit(raw, admin=True, timeout=30)
+            placed = await client.submit(b.order("cust-1", [b.line("sku-1", 2)]), timeout=30)
+            link = (await client.submit(b.payment_link(placed["order_id"]), timeout=30))["payment_link"]
+        body, headers = SandboxProvider().charge(event_id="pay-1", business_id="shop-1",
+                                                 reference=link["reference"], amount=link["amount"])
+        async with aiohttp.ClientSession() as http, http.post(url, data=body, headers=headers) as answer:
+            return answer.status, await answer.json()
+
+    with Serve(kafka_bootstrap, db, topics, "ledger-webhook", tmp_path, options=["--webhook", f"127.0.0.1:{port}"]) \
+            as serve:
+        status, outcome = asyncio.run(scenario())
+        paid = read_topic(kafka_bootstrap, topics.events, until=lambda rs: any(
+            orjson.loads(r.value)["type"] == "PaymentReceived" for r in rs))
+        assert serve.stop() == 0, serve.output()
+
+    assert (status, outcome["status"], outcome["amount"]) == (200, "accepted", 220)
+    [event] = [orjson.loads(r.value) for r in paid if orjson.loads(r.value)["type"] == "PaymentReceived"]
+    assert (event["command_id"], event["amount"]) == ("provider:pay-1", 220)

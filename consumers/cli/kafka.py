@@ -11,7 +11,7 @@ import sys
 from aiokafka.errors import KafkaError
 
 from consumers import webhook_http
-from consumers.backoff import Backoff
+from consumers.backoff import Backoff, first_line
 from consumers.cli.common import UsageError, add_db, emit, open_input, open_ledger
 from consumers.client import LedgerClient, default_timeout_s
 from consumers.kafka_consumer import ServeConfig, Server
@@ -113,7 +113,7 @@ async def _retry(what: str, attempt, stop: asyncio.Event) -> Ledger | None:
         try:
             return await attempt()
         except Exception as exc:
-            log.warning("%s failed (%s); retrying", what, str(exc).strip().splitlines()[0] if str(exc).strip() else exc)
+            log.warning("%s failed (%s); retrying", what, first_line(exc))
             await backoff.sleep(stop)
     return None
 
