@@ -9,10 +9,10 @@ import sys
 from eventsourcing.persistence import PersistenceError
 from sqlalchemy.exc import SQLAlchemyError
 
-from consumers.cli import demo, doors, fuzz, kafka, lookups, payments, tools
+from consumers.cli import audit, demo, doors, fuzz, kafka, lookups, payments, tools
 from consumers.cli.common import UsageError
 
-SUBCOMMANDS = [doors, lookups, demo, tools, payments, fuzz, kafka]
+SUBCOMMANDS = [doors, lookups, demo, tools, audit, payments, kafka, fuzz]
 
 
 def parser() -> argparse.ArgumentParser:

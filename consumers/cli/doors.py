@@ -6,6 +6,7 @@ import sys
 
 from consumers.cli.common import add_db, batches, emit, open_input, open_ledger
 from consumers.cli.table import print_outcome
+from projections.projector import Projector
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -26,8 +27,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace, door: str) -> int:
     stream = open_input(args.file)
     ledger = open_ledger(args)
+    projector = Projector(ledger.store)
     for batch in batches(stream):
         for outcome in ledger.handle(batch, door):
             print_outcome(outcome) if args.table else emit(outcome)
         sys.stdout.flush()
+        projector.keep_up()  # outcomes first: a slow or failing projection never holds them back
     return 0

@@ -1,0 +1,100 @@
+"""`ledger audit`, `ledger replay` and `ledger project`: the read side, for auditors and analysts."""
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+
+from consumers.cli.common import UsageError, add_db, emit, open_store
+from consumers.cli.table import print_table
+from projections.projector import Projector
+from projections.read import VIEWS, Filters, NotApplicable, rows
+
+follow_interval_ms_default = 500
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    a = sub.add_parser("audit", help="projections, one row a line (catches them up first)")
+    a.add_argument("view", choices=list(VIEWS))
+    a.add_argument("--business")
+    a.add_argument("--reason", help="blocks, escalations: this reason only")
+    a.add_argument("--agent", help="blocks: this agent only")
+    a.add_argument("--field", help="blocks: those naming this fact in `fields`")
+    a.add_argument("--status", help="blocks, orders, escalations: this status only")
+    a.add_argument("--since", metavar="POSITION|TIME",
+                   help="rows made at or after a log position, or a recorded_at time (ISO 8601, UTC)")
+    a.add_argument("--table", action="store_true", help="readable output for people")
+    add_db(a)
+    a.set_defaults(run=audit)
+
+    r = sub.add_parser("replay", help="drop and rebuild every projection from the log")
+    r.add_argument("--until", type=int, metavar="POSITION", help="the last position to apply (inclusive)")
+    add_db(r)
+    r.set_defaults(run=replay)
+
+    p = sub.add_parser("project", help="catch the projections up with the log; --follow keeps doing it")
+    p.add_argument("--follow", action="store_true", help="poll the log until SIGTERM or SIGINT")
+    p.add_argument("--interval-ms", type=int, default=follow_interval_ms_default, metavar="N")
+    add_db(p)
+    p.set_defaults(run=project)
+
+
+def audit(args: argparse.Namespace) -> int:
+    store = open_store(args)
+    Projector(store).catch_up()
+    filters = Filters(business=args.business, reason=args.reason, agent=args.agent, field=args.field,
+                      status=args.status, since=args.since)
+    out = sys.stdout.buffer
+    with store.engine.connect() as conn:
+        try:
+            found = rows(conn, args.view, filters)
+            if args.table:
+                print_table(list(found), list(VIEWS[args.view][1]))
+            else:
+                for row in found:
+                    emit(row, out)
+        except NotApplicable as exc:
+            raise UsageError(str(exc)) from exc
+    return 0
+
+
+def replay(args: argparse.Namespace) -> int:
+    if args.until is not None and args.until < 0:
+        raise UsageError("--until must be a position (0 or more)")
+    store = open_store(args)
+    done = Projector(store).replay(args.until, _progress("replay"))
+    _progress_end()
+    emit({"events": done.events, "checksum": done.checksum})
+    return 0
+
+
+def project(args: argparse.Namespace) -> int:
+    if args.interval_ms <= 0:
+        raise UsageError("--interval-ms must be positive")
+    projector = Projector(open_store(args))
+    if not args.follow:
+        emit({"events": projector.catch_up(progress=_progress("project")), "position": projector.tracked()[0]})
+        _progress_end()
+        return 0
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())  # finish the page in hand, then leave
+    projector.follow(args.interval_ms / 1000, stop, _report)
+    return 0
+
+
+def _report(position: int, applied: int) -> None:
+    emit({"events": applied, "position": position})
+    sys.stdout.flush()  # a follower's lines are read as they come
+
+
+def _progress(what: str):
+    if not sys.stderr.isatty():
+        return None
+    return lambda position, n: sys.stderr.write(f"\r{what}: {n} events, at position {position}")
+
+
+def _progress_end() -> None:
+    if sys.stderr.isatty():
+        sys.stderr.write("\n")

@@ -1,0 +1,59 @@
+"""Every refusal, one row each: blocked and rejected commands, and refused payment webhooks.
+
+A refused webhook is not a command, but an auditor looking for "what did we say no to"
+needs it beside them: it is filed as type `PaymentWebhook`, status `refused`, with the
+provider's error in `details`. Rows are keyed by log position, so they are only added.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import Column, Text
+
+from ledger import events as ev
+from projections.rows import Json, View, canonical, dispatch, projection_table
+
+webhook_type = "PaymentWebhook"
+
+blocks = projection_table(
+    "proj_blocks", ("position",),
+    Column("command_id", Text),
+    Column("business_id", Text),
+    Column("agent_id", Text),
+    Column("conversation_id", Text),
+    Column("turn_id", Text),
+    Column("type", Text),                    # the command's type (the event's `command_type`)
+    Column("status", Text, nullable=False),  # blocked, rejected, refused
+    Column("reason", Text, nullable=False),
+    Column("fields", Json, nullable=False),
+    Column("details", Json, nullable=False),
+    Column("conflicts", Json, nullable=False),
+    Column("recorded_at", Text, nullable=False),
+)
+tables = (blocks,)
+
+
+def _row(position: int, e: Any, command_type: str | None, status: str, fields: list | None = None,
+         details: dict | None = None, conflicts: dict | None = None) -> dict[str, Any]:
+    return {"position": position, "command_id": e.command_id, "business_id": e.business_id,
+            "agent_id": e.agent_id, "conversation_id": e.conversation_id, "turn_id": e.turn_id,
+            "type": command_type, "status": status, "reason": e.reason, "fields": canonical(fields or []),
+            "details": canonical(details or {}), "conflicts": canonical(conflicts or {}), "recorded_at": e.recorded_at}
+
+
+def _blocked(view: View, position: int, e: ev.CommandBlocked) -> None:
+    view.append(blocks, _row(position, e, e.command_type, "blocked", e.fields, e.details, e.conflicts))
+
+
+def _rejected(view: View, position: int, e: ev.CommandRejected) -> None:
+    view.append(blocks, _row(position, e, e.command_type, "rejected", details={"error": e.error}))
+
+
+def _refused(view: View, position: int, e: ev.WebhookRefused) -> None:
+    view.append(blocks, _row(position, e, webhook_type, "refused",
+                             details={"error": e.error, "provider_event_id": e.provider_event_id}))
+
+
+KEYS: dict = {}  # nothing is read back: a position past the projector's is never stored yet
+HANDLERS = {ev.CommandBlocked: _blocked, ev.CommandRejected: _rejected, ev.WebhookRefused: _refused}
+project = dispatch(HANDLERS)

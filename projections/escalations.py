@@ -1,0 +1,57 @@
+"""Escalations and where they stand: raised, acknowledged, resolved or dismissed.
+
+`raised_at` and `closed_at` are the `recorded_at` of the events, never a clock here.
+"""
+from __future__ import annotations
+
+from sqlalchemy import Column, Table, Text
+
+from ledger import events as ev
+from projections.rows import Key, View, dispatch, projection_table
+
+escalations = projection_table(
+    "proj_escalations", ("business_id", "escalation_id"),
+    Column("business_id", Text, nullable=False),
+    Column("escalation_id", Text, nullable=False),
+    Column("conversation_id", Text),
+    Column("turn_id", Text),
+    Column("cause", Text, nullable=False),   # agent, credit_limit, auto_promise
+    Column("reason", Text),
+    Column("status", Text, nullable=False),  # open, acknowledged, resolved, dismissed
+    Column("raised_at", Text, nullable=False),
+    Column("closed_at", Text),
+)
+tables = (escalations,)
+
+
+def _keys(e: ev.Event) -> list[tuple[Table, Key]]:
+    return [(escalations, (e.business_id, e.escalation_id))]
+
+
+def _raised(view: View, position: int, e: ev.EscalationRaised) -> None:
+    key = (e.business_id, e.escalation_id)
+    if view.get(escalations, key) is None:
+        view.put(escalations, key, {
+            "business_id": e.business_id, "escalation_id": e.escalation_id,
+            "conversation_id": e.conversation_id, "turn_id": e.turn_id, "cause": e.cause,
+            "reason": e.reason, "status": "open", "raised_at": e.recorded_at, "closed_at": None,
+            "position": position})
+
+
+def _acknowledged(view: View, position: int, e: ev.EscalationAcknowledged) -> None:
+    key = (e.business_id, e.escalation_id)
+    row = view.get(escalations, key)
+    if row is not None:
+        view.put(escalations, key, {**row, "status": "acknowledged"})
+
+
+def _closed(view: View, position: int, e: ev.EscalationClosed) -> None:
+    key = (e.business_id, e.escalation_id)
+    row = view.get(escalations, key)
+    if row is not None:
+        view.put(escalations, key, {**row, "status": e.resolution, "closed_at": e.recorded_at})
+
+
+HANDLERS = {ev.EscalationRaised: _raised, ev.EscalationAcknowledged: _acknowledged, ev.EscalationClosed: _closed}
+KEYS = dict.fromkeys(HANDLERS, _keys)
+project = dispatch(HANDLERS)

@@ -1,0 +1,139 @@
+"""Orders, customers' exposure and SKUs' stock: the figures `ledger.state` decides with.
+
+They are folded as `BusinessState.evolve` folds them (exposure rises by an order's total
+and falls by what a payment takes off its outstanding; an overpayment never becomes
+credit), so the two can be cross-checked. A log that names a row never created (it cannot
+come from `decide`) changes nothing here rather than stopping every projection.
+"""
+from __future__ import annotations
+
+from sqlalchemy import Column, Table, Text
+
+from ledger import events as ev
+from projections.rows import Int64, Key, View, dispatch, projection_table
+
+orders = projection_table(
+    "proj_orders", ("business_id", "order_id"),
+    Column("business_id", Text, nullable=False),
+    Column("order_id", Text, nullable=False),
+    Column("customer_id", Text, nullable=False),
+    Column("total", Int64, nullable=False),
+    Column("paid", Int64, nullable=False),
+    Column("outstanding", Int64, nullable=False),
+    Column("status", Text, nullable=False),  # open, partially_paid, paid
+    Column("recorded_at", Text, nullable=False),
+)
+customers = projection_table(
+    "proj_customers", ("business_id", "customer_id"),
+    Column("business_id", Text, nullable=False),
+    Column("customer_id", Text, nullable=False),
+    Column("name", Text, nullable=False),
+    Column("credit_limit", Int64, nullable=False),
+    Column("exposure", Int64, nullable=False),  # the sum of outstanding over their orders
+    Column("recorded_at", Text, nullable=False),
+)
+stock = projection_table(
+    "proj_stock", ("business_id", "sku"),
+    Column("business_id", Text, nullable=False),
+    Column("sku", Text, nullable=False),
+    Column("name", Text, nullable=False),
+    Column("unit_price", Int64, nullable=False),
+    Column("available", Int64, nullable=False),  # stock left after placed orders
+    Column("recorded_at", Text, nullable=False),
+)
+tables = (orders, customers, stock)
+
+
+def status(total: int, paid: int) -> str:
+    if paid >= total:
+        return "paid"  # a total of 0 is paid at once
+    return "partially_paid" if paid > 0 else "open"
+
+
+def _add(view: View, table: Table, key: Key, column: str, amount: int) -> None:
+    row = view.get(table, key)
+    if row is not None:
+        view.put(table, key, {**row, column: row[column] + amount})
+
+
+def _set(view: View, table: Table, key: Key, column: str, value: int) -> None:
+    row = view.get(table, key)
+    if row is not None:
+        view.put(table, key, {**row, column: value})
+
+
+def _product_registered(view: View, position: int, e: ev.ProductRegistered) -> None:
+    if view.get(stock, (e.business_id, e.sku)) is None:
+        view.put(stock, (e.business_id, e.sku), {
+            "business_id": e.business_id, "sku": e.sku, "name": e.name, "unit_price": e.unit_price,
+            "available": e.stock, "position": position, "recorded_at": e.recorded_at})
+
+
+def _restocked(view: View, position: int, e: ev.ProductRestocked) -> None:
+    _add(view, stock, (e.business_id, e.sku), "available", e.quantity)
+
+
+def _price_set(view: View, position: int, e: ev.PriceSet) -> None:
+    _set(view, stock, (e.business_id, e.sku), "unit_price", e.unit_price)
+
+
+def _customer_registered(view: View, position: int, e: ev.CustomerRegistered) -> None:
+    if view.get(customers, (e.business_id, e.customer_id)) is None:
+        view.put(customers, (e.business_id, e.customer_id), {
+            "business_id": e.business_id, "customer_id": e.customer_id, "name": e.name,
+            "credit_limit": e.credit_limit, "exposure": 0, "position": position, "recorded_at": e.recorded_at})
+
+
+def _credit_limit_set(view: View, position: int, e: ev.CreditLimitSet) -> None:
+    _set(view, customers, (e.business_id, e.customer_id), "credit_limit", e.credit_limit)
+
+
+def _order_placed(view: View, position: int, e: ev.OrderPlaced) -> None:
+    key = (e.business_id, e.order_id)
+    if view.get(orders, key) is not None:
+        return
+    view.put(orders, key, {
+        "business_id": e.business_id, "order_id": e.order_id, "customer_id": e.customer_id,
+        "total": e.total, "paid": 0, "outstanding": e.total, "status": status(e.total, 0),
+        "position": position, "recorded_at": e.recorded_at})
+    _add(view, customers, (e.business_id, e.customer_id), "exposure", e.total)
+    for line in e.lines:
+        _add(view, stock, (e.business_id, line["sku"]), "available", -line["quantity"])
+
+
+def _payment_received(view: View, position: int, e: ev.PaymentReceived) -> None:
+    key = (e.business_id, e.order_id)
+    order = view.get(orders, key)
+    if order is None:
+        return
+    paid = order["paid"] + e.amount
+    outstanding = max(0, order["total"] - paid)
+    view.put(orders, key, {**order, "paid": paid, "outstanding": outstanding, "status": status(order["total"], paid)})
+    _add(view, customers, (e.business_id, e.customer_id), "exposure", outstanding - order["outstanding"])
+
+
+def _stock_key(e: ev.Event) -> list[tuple[Table, Key]]:
+    return [(stock, (e.business_id, e.sku))]
+
+
+def _customer_key(e: ev.Event) -> list[tuple[Table, Key]]:
+    return [(customers, (e.business_id, e.customer_id))]
+
+
+def _order_keys(e: ev.Event) -> list[tuple[Table, Key]]:
+    lines = getattr(e, "lines", ())
+    return [(orders, (e.business_id, e.order_id)), (customers, (e.business_id, e.customer_id)),
+            *((stock, (e.business_id, line["sku"])) for line in lines)]
+
+
+HANDLERS = {
+    ev.ProductRegistered: _product_registered, ev.ProductRestocked: _restocked, ev.PriceSet: _price_set,
+    ev.CustomerRegistered: _customer_registered, ev.CreditLimitSet: _credit_limit_set,
+    ev.OrderPlaced: _order_placed, ev.PaymentReceived: _payment_received,
+}
+KEYS = {
+    ev.ProductRegistered: _stock_key, ev.ProductRestocked: _stock_key, ev.PriceSet: _stock_key,
+    ev.CustomerRegistered: _customer_key, ev.CreditLimitSet: _customer_key,
+    ev.OrderPlaced: _order_keys, ev.PaymentReceived: _order_keys,
+}
+project = dispatch(HANDLERS)

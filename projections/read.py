@@ -1,0 +1,77 @@
+"""Reading the projections for people and tools: the rows CONTRACT section 9 lists, filtered.
+
+Tables hold a little more than a row shows (`position`, `recorded_at`: what `--since`
+and the order of rows need); readers get exactly the listed columns.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Table, select, type_coerce
+from sqlalchemy.engine import Connection
+from sqlalchemy.types import Text
+
+from projections.blocks import blocks
+from projections.escalations import escalations
+from projections.intents import intents
+from projections.orders import customers, orders, stock
+
+rows_per_fetch = 10_000
+
+
+@dataclass(frozen=True)
+class Filters:
+    business: str | None = None
+    reason: str | None = None
+    agent: str | None = None
+    field: str | None = None
+    status: str | None = None
+    since: str | None = None  # a position (digits) or a recorded_at lower bound (ISO 8601)
+
+
+VIEWS: dict[str, tuple[Table, tuple[str, ...]]] = {
+    "intents": (intents, ("business_id", "conversation_id", "turn_id", "intents", "primary_intent")),
+    "blocks": (blocks, ("position", "command_id", "business_id", "agent_id", "conversation_id", "turn_id",
+                        "type", "status", "reason", "fields", "details", "conflicts")),
+    "orders": (orders, ("business_id", "order_id", "customer_id", "total", "paid", "outstanding", "status")),
+    "escalations": (escalations, ("escalation_id", "business_id", "conversation_id", "turn_id", "cause",
+                                  "reason", "status", "raised_at", "closed_at")),
+    "customers": (customers, ("business_id", "customer_id", "name", "credit_limit", "exposure")),
+    "stock": (stock, ("business_id", "sku", "name", "unit_price", "available")),
+}
+# Which column each filter reads; a filter on a view without it is a usage error.
+_FILTER_COLUMNS = {"business": "business_id", "reason": "reason", "agent": "agent_id",
+                   "field": "fields", "status": "status"}
+
+
+class NotApplicable(ValueError):
+    """A filter the view has no column for."""
+
+
+def rows(conn: Connection, view: str, filters: Filters = Filters()) -> Iterator[dict[str, Any]]:
+    """The view's rows in log order (the position of the event that made each), streamed."""
+    table, columns = VIEWS[view]
+    query = select(*(table.c[c] for c in columns)).order_by(table.c.position)
+    for name, column in _FILTER_COLUMNS.items():
+        value = getattr(filters, name)
+        if value is None:
+            continue
+        if column not in table.c:
+            raise NotApplicable(f"--{name} does not apply to {view}")
+        if name == "field":
+            # A cheap narrowing on the JSON text; the exact membership test is below.
+            query = query.where(type_coerce(table.c.fields, Text).contains(f'"{value}"', autoescape=True))
+        else:
+            query = query.where(table.c[column] == value)
+    if filters.since is not None:
+        if filters.since.isdigit():
+            query = query.where(table.c.position >= int(filters.since))
+        else:
+            at = table.c.recorded_at if "recorded_at" in table.c else table.c.raised_at
+            query = query.where(at >= filters.since)
+    for values in conn.execute(query.execution_options(yield_per=rows_per_fetch)):
+        row = dict(zip(columns, values))
+        if filters.field is None or filters.field in row["fields"]:
+            yield row

@@ -1,0 +1,168 @@
+"""What every projection shares: its MetaData and tables, canonical JSON, the working set.
+
+A page of events is projected against a `View`: the rows those events touch, loaded once
+up front (`need`, then `load`), replaced in memory by the projections' pure functions, and
+written back in bulk (`flush`). Rows are plain dicts holding only data taken from events,
+exactly as stored (JSON columns as canonical text), so a replay writes the same bytes.
+"""
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import orjson
+from sqlalchemy import (BigInteger, Column, Index, Integer, MetaData, Table, Text, and_, delete, or_, select,
+                        type_coerce)
+from sqlalchemy.engine import Connection
+from sqlalchemy.types import TypeDecorator
+
+metadata = MetaData()  # the projections' own: a replay drops and rebuilds them, never the log
+keys_per_statement_max = 200  # an OR of 200 keys stays well inside SQLite's expression depth
+# Positions and money: 64-bit; on SQLite an INTEGER key is the rowid, the fastest to insert into.
+Int64 = BigInteger().with_variant(Integer(), "sqlite")
+
+Key = tuple[Any, ...]
+Row = dict[str, Any]
+Handler = Callable[["View", int, Any], None]
+
+
+def canonical(value: Any) -> str:
+    """The one spelling of a JSON value: sorted keys, no spaces."""
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+
+
+class Json(TypeDecorator):
+    """Canonical JSON text in the table, a value when read through SQLAlchemy."""
+
+    impl = Text
+    cache_ok = True
+
+    def process_result_value(self, value: str | None, dialect: Any) -> Any:
+        return None if value is None else orjson.loads(value)
+
+
+def projection_table(name: str, key: tuple[str, ...], *columns: Column) -> Table:
+    """Rows keyed by the position of the event that made each one, so they come back in log
+    order for free, and unique on their own key (`key`), by which the projections find them."""
+    unique = () if key == ("position",) else (Index(f"{name}_key", *key, unique=True),)
+    table = Table(name, metadata, Column("position", Int64, primary_key=True, autoincrement=False),
+                  *columns, *unique)
+    table.info["key"] = key
+    return table
+
+
+def dispatch(handlers: dict[type, Handler]) -> Handler:
+    """A projection's `project(view, position, event)`: its handler for the event's type, if any."""
+    def project(view: View, position: int, event: Any) -> None:
+        handler = handlers.get(type(event))
+        if handler is not None:
+            handler(view, position, event)
+    return project
+
+
+def stored_columns(table: Table) -> list[Any]:
+    """The table's columns as they are stored: JSON as its text, not parsed."""
+    return [type_coerce(c, Text).label(c.name) if isinstance(c.type, Json) else c for c in table.columns]
+
+
+class View:
+    """The rows a run of events reads and writes, by table and key.
+
+    `complete` says every stored row is already here (a rebuild that started from empty
+    tables), so a row that is not here does not exist and nothing needs loading.
+    """
+
+    def __init__(self, tables: Iterable[Table], complete: bool = False) -> None:
+        self.complete = complete
+        self.rows: dict[Table, dict[Key, Row | None]] = {t: {} for t in tables}  # None: known absent
+        self.stored: dict[Table, set[Key]] = {t: set() for t in self.rows}
+        self.dirty: dict[Table, dict[Key, None]] = {t: {} for t in self.rows}  # ordered sets
+        self.appended: dict[Table, list[Row]] = {t: [] for t in self.rows}
+        self.wanted: dict[Table, set[Key]] = {t: set() for t in self.rows}
+
+    def size(self) -> int:
+        return sum(map(len, self.rows.values()))
+
+    def need(self, table: Table, key: Key) -> None:
+        """Say, before projecting a page, that a row will be read: `load` reads them all at once."""
+        if not self.complete and key not in self.rows[table]:
+            self.wanted[table].add(key)
+
+    def get(self, table: Table, key: Key) -> Row | None:
+        return self.rows[table].get(key)
+
+    def put(self, table: Table, key: Key, row: Row) -> None:
+        self.rows[table][key] = row
+        self.dirty[table][key] = None
+
+    def append(self, table: Table, row: Row) -> None:
+        """A row that is only ever added (keyed by its own position): written, never kept."""
+        self.appended[table].append(row)
+
+    def load(self, conn: Connection) -> None:
+        for table, keys in self.wanted.items():
+            if not keys:
+                continue
+            known, found, names = self.rows[table], self.stored[table], table.info["key"]
+            columns = [str(c.name) for c in table.columns]  # plain str keys: orjson wants them
+            at = [columns.index(n) for n in names]
+            for chunk in _chunks(list(keys)):
+                for values in conn.execute(select(*stored_columns(table)).where(_key_in(table, chunk))):
+                    key = tuple(values[i] for i in at)
+                    known[key] = dict(zip(columns, values))
+                    found.add(key)
+            for key in keys:
+                known.setdefault(key, None)
+            keys.clear()
+
+    def flush(self, conn: Connection, kept: bool = True) -> None:
+        """Write what changed: stored rows are replaced (delete, insert), new ones inserted.
+        `kept=False` writes only the appended rows, leaving kept rows to a later flush."""
+        for table, keys in self.dirty.items():
+            rows = [self.rows[table][k] for k in keys] if kept else []
+            if kept:
+                stored = self.stored[table]
+                for chunk in _chunks([k for k in keys if k in stored]):
+                    conn.execute(delete(table).where(_key_in(table, chunk)))
+                stored.update(keys)
+                keys.clear()
+            insert(conn, table, rows + self.appended[table])
+            self.appended[table] = []
+
+
+def insert(conn: Connection, table: Table, rows: list[Row]) -> None:
+    """Bulk insert below SQLAlchemy's per-row parameter handling, which cost more than the fold.
+
+    PostgreSQL gets COPY (~5x executemany there); SQLite one executemany of tuples; anything
+    else the plain Core insert.
+    """
+    if not rows:
+        return
+    columns = [str(c.name) for c in table.columns]
+    tuples = list(map(operator.itemgetter(*columns), rows))
+    if conn.dialect.name == "postgresql":
+        names = ", ".join(f'"{c}"' for c in columns)
+        with conn.connection.dbapi_connection.cursor() as cursor:
+            with cursor.copy(f'COPY "{table.name}" ({names}) FROM STDIN') as copy:
+                for values in tuples:
+                    copy.write_row(values)
+    elif conn.dialect.name == "sqlite":
+        marks = ", ".join("?" for _ in columns)
+        conn.exec_driver_sql(f'INSERT INTO "{table.name}" ({", ".join(columns)}) VALUES ({marks})', tuples)
+    else:
+        conn.execute(table.insert(), rows)
+
+
+def _key_in(table: Table, keys: list[Key]) -> Any:
+    columns = [table.c[n] for n in table.info["key"]]
+    if len(columns) == 1:
+        return columns[0].in_([k[0] for k in keys])
+    # Not a row-value IN: SQLite answers that with a full scan. An OR of key equalities is
+    # an index search per key on SQLite and a bitmap OR on PostgreSQL.
+    return or_(*(and_(*(c == v for c, v in zip(columns, key))) for key in keys))
+
+
+def _chunks(items: list[Key]) -> Iterable[list[Key]]:
+    for i in range(0, len(items), keys_per_statement_max):
+        yield items[i:i + keys_per_statement_max]
