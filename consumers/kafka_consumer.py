@@ -3,7 +3,8 @@
 A poll's commands of one door are decided together by `Ledger.handle` (in a worker thread:
 the store is synchronous, and the event loop must keep heartbeating) and written in one
 transaction with the offsets they move and the outbox rows they owe. Only after the commit
-are outcomes published; events follow from the log (see relay.py). Whatever fails is tried
+are outcomes published; events follow from the log (see relay.py), and so do the
+projections `ledger audit` reads (as after `ledger process`). Whatever fails is tried
 again, with backoff, from what the database says: a command is never lost, never applied
 twice, never half applied.
 """
@@ -20,6 +21,7 @@ from aiokafka.structs import ConsumerRecord
 
 from consumers import offsets, outbox
 from consumers.backoff import Backoff, first_line
+from consumers.follow import Follower, Projections
 from consumers.relay import Relay, metadata as relay_metadata
 from consumers.topics import Topics, default_group
 from ledger.service import Ledger
@@ -58,6 +60,7 @@ class Server:
         self.consumer: AIOKafkaConsumer | None = None
         self.producer: AIOKafkaProducer | None = None
         self.relay: Relay | None = None
+        self._followers: list[Follower] = []
 
     # --- lifecycle --------------------------------------------------------------
 
@@ -67,7 +70,11 @@ class Server:
         if not await self._connect(stop):
             return
         assert self.relay is not None
-        tasks = [asyncio.create_task(self.relay.run(stop)), asyncio.create_task(self._publish_owed())]
+        projections = Projections(self.store)
+        self._followers = [Follower("event relay", self.relay.catch_up),
+                           Follower("projections", lambda: asyncio.to_thread(projections.catch_up))]
+        tasks = [*(asyncio.create_task(f.run(stop)) for f in self._followers),
+                 asyncio.create_task(self._publish_owed())]
         try:
             await self._consume(stop)
         finally:
@@ -110,9 +117,9 @@ class Server:
                 task.cancel()
         try:
             await asyncio.wait_for(self.relay.catch_up(), drain_s)
-            await asyncio.to_thread(self._forget_published)
         except Exception as exc:  # what is left is sent by the next process
             log.warning("at shutdown: %s; the rest goes out on the next start", first_line(exc))
+        await self._tidy()
         await self._commit_kafka()
         await self.consumer.stop()  # leaves the group: the others take over at once
         await self.producer.stop()
@@ -185,12 +192,10 @@ class Server:
                 continue
             self.applied.update(last)
             self.applied_count += len(records)
-            for tp, upto in tidy.items():
-                if self.published.get(tp) == upto:
-                    del self.published[tp]
+            self._tidied(tidy)
             await self._owed.put(owed)
-            assert self.relay is not None
-            self.relay.wake()
+            for follower in self._followers:
+                follower.wake()
             return
 
     async def _resync(self, records: list[ConsumerRecord]) -> list[ConsumerRecord]:
@@ -229,17 +234,20 @@ class Server:
 
     async def _tidy(self) -> None:
         """Idle: delete published outbox rows now instead of with the next batch."""
+        tidy = dict(self.published)
         try:
-            await asyncio.to_thread(self._forget_published)
+            await asyncio.to_thread(self._delete_published, tidy)
         except Exception as exc:
             log.warning("tidying the outbox failed (%s); later", first_line(exc))
+            return
+        self._tidied(tidy)
 
-    def _forget_published(self) -> None:
-        tidy = dict(self.published)
-        if tidy:
-            with self.store.engine.begin() as conn:
-                for statement in outbox.forget(self.config.group, tidy):
-                    conn.execute(statement)
+    def _delete_published(self, tidy: dict[TopicPartition, int]) -> None:
+        with self.store.engine.begin() as conn:
+            for statement in outbox.forget(self.config.group, tidy):
+                conn.execute(statement)
+
+    def _tidied(self, tidy: dict[TopicPartition, int]) -> None:
         for tp, upto in tidy.items():
             if self.published.get(tp) == upto:
                 del self.published[tp]

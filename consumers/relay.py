@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import fcntl
 import hashlib
-import logging
 from itertools import islice
 from typing import Any
 
@@ -22,15 +21,11 @@ import sqlalchemy.exc
 from sqlalchemy import BigInteger, Column, MetaData, String, Table, select, text
 from sqlalchemy.engine import Engine
 
-from consumers.backoff import Backoff, first_line
 from consumers.topics import Topics
 from ledger.events import Event
 from ledger.store import Store
 
-log = logging.getLogger("ledger.kafka")
-
 relay_events_max = 2000   # events a step reads and sends before storing its position
-relay_idle_s = 1.0        # how often to look for events nobody told the relay about
 ESCALATION_EVENTS = frozenset({"EscalationRaised", "EscalationAcknowledged", "EscalationClosed"})
 
 metadata = MetaData()
@@ -51,25 +46,6 @@ class Relay:
         self.store, self.producer, self.topics = store, producer, topics
         self.name = topics.events
         self.lease = Lease(store.engine, f"ledger-relay:{self.name}")
-        self._wake = asyncio.Event()
-
-    def wake(self) -> None:
-        self._wake.set()
-
-    async def run(self, stop: asyncio.Event) -> None:
-        backoff = Backoff()
-        while not stop.is_set():
-            try:
-                await asyncio.wait_for(self._wake.wait(), relay_idle_s)
-            except TimeoutError:
-                pass
-            self._wake.clear()
-            try:
-                await self.catch_up()
-                backoff.reset()
-            except Exception as exc:  # broker or database away: try again later, from the stored position
-                log.warning("event relay: %s; retrying", first_line(exc))
-                await backoff.sleep(stop)
 
     async def catch_up(self) -> int:
         """Send everything after the stored position; the number of events sent."""

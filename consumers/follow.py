@@ -1,0 +1,55 @@
+"""Followers of the log (the event relay, the projections): steps run after commits, one at a time.
+
+`ledger serve` wakes them after each batch it commits; they also look on their own every
+`idle_s`, for what other writers appended. A failing step is logged and tried again later.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+
+from consumers.backoff import Backoff, first_line
+from ledger.store import Store
+from projections.projector import Projector
+
+log = logging.getLogger("ledger.kafka")
+
+follow_idle_s = 1.0
+
+
+class Follower:
+    def __init__(self, name: str, step: Callable[[], Awaitable[object]], idle_s: float = follow_idle_s):
+        self.name, self.step, self.idle_s = name, step, idle_s
+        self._wake = asyncio.Event()
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    async def run(self, stop: asyncio.Event) -> None:
+        backoff = Backoff()
+        while not stop.is_set():
+            try:
+                await asyncio.wait_for(self._wake.wait(), self.idle_s)
+            except TimeoutError:
+                pass
+            self._wake.clear()
+            try:
+                await self.step()
+                backoff.reset()
+            except Exception as exc:  # broker or database away: the next step starts from what is stored
+                log.warning("%s: %s; retrying", self.name, first_line(exc))
+                await backoff.sleep(stop)
+
+
+class Projections:
+    """The projector, made on first use: making it needs the database, which may be away."""
+
+    def __init__(self, store: Store):
+        self.store = store
+        self.projector: Projector | None = None
+
+    def catch_up(self) -> None:
+        if self.projector is None:
+            self.projector = Projector(self.store)
+        self.projector.catch_up()
