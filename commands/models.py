@@ -12,8 +12,11 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
 from commands.facts import REQUIRED, UNKNOWN, Fact, Required
 
-PositiveInt = Annotated[StrictInt, Field(gt=0)]
-NonNegativeInt = Annotated[StrictInt, Field(ge=0)]
+# The largest integer every JSON reader keeps exact; quantities, prices and limits above it
+# are not amounts a shop means, and sums of them would overflow 64-bit storage.
+json_int_max = 2**53 - 1
+PositiveInt = Annotated[StrictInt, Field(gt=0, le=json_int_max)]
+NonNegativeInt = Annotated[StrictInt, Field(ge=0, le=json_int_max)]
 Id = Annotated[StrictStr, Field(min_length=1)]
 
 

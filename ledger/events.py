@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -37,7 +38,17 @@ class Event:
 
 
 def encode(event: Event) -> bytes:
-    return orjson.dumps(event)  # orjson reads dataclasses natively, in C
+    return dumps(event)
+
+
+def dumps(obj: Any) -> bytes:
+    """orjson (in C, dataclasses natively), or the standard library for what orjson refuses:
+    integers past 64 bits, as a block's figures can be (a huge order's total)."""
+    try:
+        return orjson.dumps(obj)
+    except orjson.JSONEncodeError:
+        plain = obj.to_dict() if isinstance(obj, Event) else obj
+        return json.dumps(plain, ensure_ascii=False, separators=(",", ":")).encode()
 
 
 def decode(topic: str, state: bytes) -> Event:

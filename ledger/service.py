@@ -118,7 +118,7 @@ class Ledger:
             return self._append(item, block(command, stamp, Blocked("command_id_reused")), appended)
         events = self._with_links(decide(self.state(command.business_id), command, stamp))
         out = self._append(item, events, appended)
-        claim = Claim("command", command.command_id, content_hash, orjson.dumps(out))
+        claim = Claim("command", command.command_id, content_hash, ev.dumps(out))
         seen[command.command_id] = claim
         claims.append(claim)
         return out
@@ -183,7 +183,7 @@ class Ledger:
             out = _payment_outcome(read_as, events)
             self._fold(events, appended)
             if isinstance(read_as, Payment):
-                claims.append(Claim("provider", read_as.provider_event_id, _hash(body), orjson.dumps(out)))
+                claims.append(Claim("provider", read_as.provider_event_id, _hash(body), ev.dumps(out)))
             try:
                 self.store.write(appended, claims)
                 return out

@@ -315,3 +315,20 @@ def test_one_bad_line_does_not_spoil_its_batch(ledger, store):
 
     assert [o["status"] for o in outs] == ["accepted", "rejected", "blocked", "accepted"]
     assert available(store, "rice") == RICE_STOCK - 3
+
+
+def test_integer_past_the_json_safe_range_is_malformed(ledger):
+    from tests.builders import known, command, raw
+    too_big = command("RegisterProduct", {"sku": known("s"), "name": known("S"),
+                                          "unit_price": known(2**53), "stock": known(1)})
+    [out] = ledger.handle([raw(too_big)], "owner")
+    assert (out["status"], out["reason"]) == ("rejected", "malformed")
+
+
+def test_a_block_keeps_a_total_past_64_bits_exactly(ledger):
+    from tests.builders import customer, known, line, order, product, raw
+    top = 2**53 - 1
+    ledger.handle([raw(product(f"s{i}", top, top)) for i in range(3)] + [raw(customer("c", top))], "owner")
+    [out] = ledger.handle([raw(order("c", [line(f"s{i}", top) for i in range(3)]))], "agent")
+    assert out["reason"] == "credit_limit_exceeded"
+    assert out["details"]["order_total"] == 3 * top * top

@@ -8,8 +8,8 @@ import sys
 from collections.abc import Iterator
 from typing import IO, Any
 
-import orjson
 
+from ledger.events import dumps
 from ledger.service import Ledger
 from ledger.store import Store
 
@@ -44,7 +44,7 @@ def open_ledger(args: argparse.Namespace) -> Ledger:
 
 
 def emit(obj: Any, out: IO[bytes] | None = None) -> None:
-    (out or sys.stdout.buffer).write(orjson.dumps(obj) + b"\n")
+    (out or sys.stdout.buffer).write(dumps(obj) + b"\n")
 
 
 def open_input(path: str | None) -> IO[bytes]:
