@@ -1,0 +1,141 @@
+"""`ledger audit`, `ledger replay`, `ledger project` and `ledger events` as a user runs them."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ledger.store import Store
+from projections.projector import Projector
+from tests.builders import UNKNOWN, customer, line, order, product, raw
+from tests.given import an_order_with_a_link, pay
+
+LEDGER = str(Path(sys.executable).with_name("ledger"))
+
+
+def ledger_run(*argv: str, stdin: bytes = b"") -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "LEDGER_DB_URL"}
+    return subprocess.run([LEDGER, *argv], input=stdin, capture_output=True, env=env, timeout=120)
+
+
+def jsonl(out: bytes) -> list[dict]:
+    return [json.loads(line) for line in out.splitlines()]
+
+
+def lines_of(*commands: dict) -> bytes:
+    return b"".join(raw(c) + b"\n" for c in commands)
+
+
+@pytest.fixture
+def url(db_url):
+    return db_url
+
+
+def test_process_keeps_projections_current(url):
+    shop = ledger_run("admin", "apply", "--db", url, stdin=lines_of(product("rice", 45000, 10), customer("c", 10**6)))
+    done = ledger_run("process", "--db", url, stdin=lines_of(order("c", UNKNOWN), order("c", [line("rice", 1)])))
+    assert shop.returncode == done.returncode == 0
+
+    store = Store(url)
+    try:
+        assert Projector(store).tracked()[0] == store.max_position()
+    finally:
+        store.close()
+
+
+def test_audit_prints_the_contract_columns_as_json_lines(url):
+    ledger_run("admin", "apply", "--db", url, stdin=lines_of(product("rice", 45000, 10), customer("c", 10**6)))
+    ledger_run("process", "--db", url, stdin=lines_of(order("c", UNKNOWN, conversation="k", turn="t"),
+                                                      order("c", [line("rice", 1)], conversation="k", turn="t")))
+
+    runs = {view: ledger_run("audit", view, "--db", url) for view in ("blocks", "orders", "intents", "escalations")}
+
+    assert all(r.returncode == 0 for r in runs.values())
+    [block] = jsonl(runs["blocks"].stdout)
+    assert list(block) == ["position", "command_id", "business_id", "agent_id", "conversation_id", "turn_id",
+                           "type", "status", "reason", "fields", "details", "conflicts"]
+    [placed] = jsonl(runs["orders"].stdout)
+    assert list(placed) == ["business_id", "order_id", "customer_id", "total", "paid", "outstanding", "status"]
+    assert jsonl(runs["intents"].stdout) == [{"business_id": "shop-1", "conversation_id": "k", "turn_id": "t",
+                                              "intents": ["clarify", "place_order"], "primary_intent": "place_order"}]
+    assert runs["escalations"].stdout == b""
+
+
+def test_audit_table_is_for_people(url):
+    ledger_run("admin", "apply", "--db", url, stdin=lines_of(product("rice", 45000, 10)))
+    ledger_run("process", "--db", url, stdin=lines_of(order("c", UNKNOWN)))
+
+    done = ledger_run("audit", "blocks", "--table", "--db", url)
+
+    assert done.returncode == 0
+    header, rule, row = done.stdout.decode().splitlines()
+    assert header.split()[:3] == ["position", "command_id", "business_id"]
+    assert set(rule.replace(" ", "")) == {"-"}
+    assert "unknown_facts" in row
+
+
+def test_audit_filter_that_does_not_apply_is_a_usage_error(url):
+    done = ledger_run("audit", "orders", "--agent", "bot", "--db", url)
+    assert done.returncode == 2
+    assert done.stderr.strip()
+
+
+def test_replay_prints_events_and_a_checksum_that_a_second_replay_repeats(url):
+    ledger_run("admin", "apply", "--db", url, stdin=lines_of(product("rice", 45000, 10), customer("c", 10**6)))
+    ledger_run("process", "--db", url, stdin=lines_of(order("c", [line("rice", 1)]), order("c", UNKNOWN)))
+
+    first, second = ledger_run("replay", "--db", url), ledger_run("replay", "--db", url)
+
+    assert first.returncode == second.returncode == 0
+    [one], [two] = jsonl(first.stdout), jsonl(second.stdout)
+    assert list(one) == ["events", "checksum"]
+    assert one == two and one["events"] == 4
+    assert first.stderr == b""  # progress only on a terminal
+
+
+def test_replay_until_rebuilds_as_of_that_position(url):
+    store = Store(url)
+    store.create_tables()
+    from ledger.service import Ledger
+    ledger = Ledger(store)
+    order_id, link = an_order_with_a_link(ledger)
+    before_payment = store.max_position()
+    pay(ledger, link["reference"], link["amount"])
+    as_of = Projector(store).replay(until=before_payment).checksum
+
+    done = ledger_run("replay", "--until", str(before_payment), "--db", url)
+
+    assert jsonl(done.stdout) == [{"events": before_payment, "checksum": as_of}]
+    from projections.read import rows
+    with store.engine.connect() as conn:
+        assert [(r["order_id"], r["status"]) for r in rows(conn, "orders")] == [(order_id, "open")]
+    store.close()
+
+
+def test_project_once_reports_what_it_applied(url):
+    ledger_run("admin", "apply", "--db", url, stdin=lines_of(product("rice", 45000, 10)))
+
+    done = ledger_run("project", "--db", url)
+
+    assert done.returncode == 0
+    assert jsonl(done.stdout) == [{"events": 0, "position": 1}]  # admin apply had caught them up already
+
+
+def test_events_for_one_business_and_a_range(url):
+    ledger_run("admin", "apply", "--db", url, stdin=lines_of(product("rice", 45000, 10),
+                                                            product("rice", 1, 1, business="shop-2"),
+                                                            customer("c", 10, business="shop-2")))
+
+    everything = jsonl(ledger_run("events", "--db", url).stdout)
+    shop2 = jsonl(ledger_run("events", "--business", "shop-2", "--db", url).stdout)
+    middle = jsonl(ledger_run("events", "--from", "2", "--until", "2", "--db", url).stdout)
+
+    assert [e["position"] for e in everything] == [1, 2, 3]
+    assert [(e["position"], e["business_id"], e["type"]) for e in shop2] == [
+        (2, "shop-2", "ProductRegistered"), (3, "shop-2", "CustomerRegistered")]
+    assert middle == [everything[1]]
+    assert list(everything[0])[:6] == ["position", "type", "business_id", "command_id", "recorded_at", "agent_id"]
