@@ -137,7 +137,8 @@ class Notifier:
                                   f"after {done.attempts} attempts: {error}")
             await backoff.sleep(stop)
 
-    async def _post(self, session: aiohttp.ClientSession, body: bytes, headers: dict[str, str]) -> tuple[int | None, str | None]:
+    async def _post(self, session: aiohttp.ClientSession, body: bytes,
+                    headers: dict[str, str]) -> tuple[int | None, str | None]:
         """(HTTP status, error): a non-2xx answer and no answer at all both fail."""
         try:
             async with session.post(self.webhook, data=body, headers=headers, timeout=self.timeout,

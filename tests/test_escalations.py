@@ -53,7 +53,8 @@ def test_a_promise_and_a_credit_block_open_items_of_their_own_cause(ledger, stor
 
     rows = audit(store, "escalations", status="open")
 
-    assert [(r["cause"], r["conversation_id"]) for r in rows] == [("auto_promise", "conv-2"), ("credit_limit", "conv-1")]
+    assert [(r["cause"], r["conversation_id"]) for r in rows] == [("auto_promise", "conv-2"),
+                                                                  ("credit_limit", "conv-1")]
 
 
 def test_acknowledge_moves_the_item_to_acknowledged_and_names_who(ledger, store):
