@@ -9,10 +9,10 @@ import sys
 from eventsourcing.persistence import PersistenceError
 from sqlalchemy.exc import SQLAlchemyError
 
-from consumers.cli import audit, demo, doors, fuzz, kafka, lookups, notify, payments, tools
+from consumers.cli import audit, demo, doors, fuzz, kafka, lookups, notify, payments, tools, web
 from consumers.cli.common import UsageError
 
-SUBCOMMANDS = [doors, lookups, demo, tools, audit, payments, kafka, fuzz, notify]
+SUBCOMMANDS = [doors, lookups, demo, tools, audit, payments, kafka, fuzz, notify, web]
 
 
 def parser() -> argparse.ArgumentParser:

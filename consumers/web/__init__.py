@@ -1,0 +1,1 @@
+"""`ledger web`: the people's side in a browser (app.py routes, auth.py tokens, pages.py data, templates.py HTML)."""

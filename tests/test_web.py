@@ -1,0 +1,138 @@
+"""`ledger web` over plain HTTP: who may see and act, and what a refused request leaves behind (nothing)."""
+from __future__ import annotations
+
+import asyncio
+import re
+
+import aiohttp
+import pytest
+
+from consumers.web.auth import Owner, TokenConfigError, parse_tokens
+from ledger.store import Store
+from tests.projected import audit
+from tests.test_cli import ledger_run
+from tests.web_support import SHOP_A, TOKEN_A, TOKEN_B, csrf_of, given_two_shops, ledger_web
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+async def _exchange(base: str, *requests: tuple) -> list[tuple[int, str]]:
+    """Each (method, path, headers, form) in turn, without following redirects: [(status, text)]."""
+    answers = []
+    async with aiohttp.ClientSession() as session:
+        for method, path, headers, form in requests:
+            async with session.request(method, base.rstrip("/") + path, headers=headers, data=form,
+                                       allow_redirects=False) as r:
+                answers.append((r.status, await r.text()))
+    return answers
+
+
+def exchange(base: str, *requests: tuple) -> list[tuple[int, str]]:
+    return asyncio.run(_exchange(base, *requests))
+
+
+def dismiss(escalation_id: str, token: str | None, csrf: str | None) -> tuple:
+    form = {"nonce": "n-1", **({"csrf": csrf} if csrf is not None else {})}
+    return ("POST", f"/escalations/{escalation_id}/dismiss", bearer(token) if token else {}, form)
+
+
+def test_without_a_token_with_another_business_token_or_without_csrf_a_click_changes_nothing(db_url):
+    ids = given_two_shops(db_url)
+    store = Store(db_url)
+    with ledger_web(db_url) as base:
+        [(_, page_a), (_, page_b)] = exchange(base, ("GET", "/", bearer(TOKEN_A), None),
+                                              ("GET", "/", bearer(TOKEN_B), None))
+        csrf_a, csrf_b = csrf_of(page_a), csrf_of(page_b)
+        before = store.max_position()
+
+        refused = exchange(base, dismiss(ids["a"], None, csrf_a), dismiss(ids["a"], TOKEN_B, csrf_b),
+                           dismiss(ids["a"], TOKEN_A, None), dismiss(ids["a"], TOKEN_A, csrf_b))
+
+        assert [status for status, _ in refused] == [401, 404, 403, 403]
+        assert store.max_position() == before
+        assert {r["escalation_id"]: r["status"] for r in audit(store, "escalations")} == {ids["a"]: "open",
+                                                                                          ids["b"]: "open"}
+        [(status, _)] = exchange(base, dismiss(ids["a"], TOKEN_A, csrf_a))  # the same click, signed in: taken
+    assert status == 303
+    closed = [e for _, e in store.notifications(before + 1)]
+    assert [(e.type, e.business_id, e.escalation_id, e.agent_id, e.resolution) for e in closed] == [
+        ("EscalationClosed", SHOP_A, ids["a"], "ada", "dismissed")]
+
+
+def test_a_token_sees_its_own_business_alone(db_url):
+    ids = given_two_shops(db_url)
+    with ledger_web(db_url) as base:
+        pages = exchange(base, *(("GET", path, bearer(TOKEN_B), None) for path in ("/", "/blocks", "/api/queue")))
+
+    assert [status for status, _ in pages] == [200, 200, 200]
+    text = "".join(body for _, body in pages)
+    assert ids["b"] in text and ids["a"] not in text
+    assert "conv-bisi" not in text  # shop A's blocked conversation
+
+
+def test_a_token_in_the_link_becomes_an_http_only_strict_cookie_and_leaves_the_url(db_url):
+    given_two_shops(db_url)
+
+    async def visit(base: str) -> tuple[int, str, str, int]:
+        # unsafe: the jar keeps cookies of an IP address (127.0.0.1) only when told to.
+        async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as session:
+            async with session.get(base + f"blocks?reason=unknown_facts&token={TOKEN_A}", allow_redirects=False) as r:
+                cookie = r.headers["Set-Cookie"]
+                location = r.headers["Location"]
+                first = r.status
+            async with session.get(base + "blocks") as r:  # the cookie alone signs in
+                return first, location, cookie, r.status
+
+    with ledger_web(db_url) as base:
+        status, location, cookie, then = asyncio.run(visit(base))
+
+    assert (status, location, then) == (303, "/blocks?reason=unknown_facts", 200)
+    assert re.search(r"HttpOnly", cookie) and re.search(r"SameSite=Strict", cookie)
+
+
+def test_the_blocks_view_filters_by_reason_agent_and_field_and_counts_per_reason(db_url):
+    given_two_shops(db_url)
+    with ledger_web(db_url) as base:
+        pages = exchange(base, *(("GET", f"/blocks?{q}", bearer(TOKEN_A), None) for q in (
+            "", "reason=unknown_facts", "agent=bot-2", "field=lines", "since=2000-01-01", "since=2999-01-01")))
+
+    def reasons(html: str) -> list[str]:
+        return re.findall(r"<td>(unknown_facts|insufficient_stock|unknown_customer)</td><td>[^<]*</td><td>", html)
+
+    everything, by_reason, by_agent, by_field, since_then, future = (body for _, body in pages)
+    assert sorted(reasons(everything)) == ["insufficient_stock", "unknown_customer", "unknown_facts", "unknown_facts"]
+    assert reasons(by_reason) == ["unknown_facts", "unknown_facts"]
+    assert sorted(reasons(by_agent)) == ["insufficient_stock", "unknown_customer"]
+    assert reasons(by_field) == ["unknown_facts", "unknown_facts"]
+    assert len(reasons(since_then)) == 4 and reasons(future) == []
+    assert re.search(r'reason=unknown_facts">unknown_facts</a></td><td>2</td>', by_reason)
+
+
+def test_orders_show_paid_and_outstanding_and_intents_go_by_conversation(db_url):
+    given_two_shops(db_url)
+    with ledger_web(db_url) as base:
+        [(_, orders), (_, intents)] = exchange(base, ("GET", "/orders", bearer(TOKEN_A), None),
+                                               ("GET", "/intents?conversation=conv-bisi", bearer(TOKEN_A), None))
+
+    assert 'id="orders-totals">0 orders' in orders
+    assert "conv-bisi" in intents and "conv-ada" not in intents.split("</form>", 1)[1]
+    assert intents.count("refused") + intents.count("clarify") >= 3
+
+
+@pytest.mark.parametrize("value", ["shop-1", "shop-1:", ":tok", "a:t1,b:t1", "a:t:"])
+def test_a_token_list_that_cannot_be_read_is_refused(value):
+    with pytest.raises(TokenConfigError):
+        parse_tokens(value)
+
+
+def test_a_token_list_names_a_business_a_token_and_who():
+    assert parse_tokens(" shop-1:abc:Ada Obi , shop-2:def ") == [Owner("shop-1", "abc", "Ada Obi"),
+                                                                Owner("shop-2", "def", "owner")]
+
+
+def test_web_refuses_to_start_beyond_loopback_without_owner_tokens(tmp_path):
+    done = ledger_run("web", "--listen", "0.0.0.0:0", "--db", f"sqlite:///{tmp_path}/x.db")
+
+    assert done.returncode == 2 and b"LEDGER_OWNER_TOKEN" in done.stderr
