@@ -1,0 +1,96 @@
+"""`ledger web` in a real browser: Debian's chromium, headless, driven by Playwright, on loopback.
+
+`make test` installs chromium (apt) when it can; without /usr/bin/chromium this file skips.
+Playwright never downloads a browser here: it launches the system one.
+
+Screenshots of the queue and the blocks view are written to $LEDGER_SCREENSHOT_DIR when set
+(`make screenshots` sets it to docs/), else into the test's temporary folder, so an ordinary
+run leaves the tree as it was.
+"""
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from ledger.service import Ledger
+from ledger.store import Store
+from tests.given import agent
+from tests.projected import audit
+from tests.web_support import PROMISE, SHOP_A, TOKEN_A, given_two_shops, ledger_web, promise
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+VIEWPORT = {"width": 1100, "height": 720}
+live_wait_ms = 15_000  # the page polls every 2 s; a new item must show within a few polls
+
+pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason=(
+    "the browser test needs Debian's chromium at /usr/bin/chromium: `apt-get install -y chromium` "
+    "(make test does it where it can)"))
+
+
+@pytest.fixture
+def browser():
+    sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright (the test extra)")
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def shots(tmp_path) -> Path:
+    folder = Path(os.environ.get("LEDGER_SCREENSHOT_DIR") or tmp_path)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def test_a_false_promise_is_dismissed_in_one_click_and_the_log_names_who(browser, tmp_path, shots):
+    db_url = f"sqlite:///{tmp_path}/web.db"
+    ids = given_two_shops(db_url)
+    store = Store(db_url)
+    with ledger_web(db_url) as base:
+        page = browser.new_page(viewport=VIEWPORT)
+        page.goto(f"{base}?token={TOKEN_A}")  # the token becomes a cookie and leaves the address bar
+        item = page.locator(f'[data-escalation="{ids["a"]}"]')
+        assert page.url == base and item.is_visible()
+        assert PROMISE in item.inner_text()  # the turn's reply, to judge the promise by
+        assert page.locator("[data-escalation]").count() == 1  # shop B's escalation is not shop A's
+        page.screenshot(path=str(shots / "queue.png"))
+
+        loaded, clicks = time.monotonic(), 0
+        item.get_by_role("button", name="Dismiss").click()
+        clicks += 1
+        item.wait_for(state="detached")
+        seconds = time.monotonic() - loaded
+        print(f"\nclearing one false positive: {clicks} click, {seconds:.2f} s from page load to the item gone")
+
+        assert page.locator("[role=status]").inner_text() == f"Dismissed {ids['a']}."
+        [closed] = [e for _, e in store.notifications(types=["EscalationClosed"])]
+        assert (closed.business_id, closed.escalation_id, closed.resolution, closed.agent_id) == (
+            SHOP_A, ids["a"], "dismissed", "ada")
+        assert [r["status"] for r in audit(store, "escalations", business=SHOP_A)] == ["dismissed"]
+
+        # Live: an escalation raised elsewhere shows up without anyone reloading.
+        [raised] = agent(Ledger(store), promise(SHOP_A, "t9", "Let me check with my boss and get back to you"))
+        page.locator(f'[data-escalation="{raised["escalation_id"]}"]').wait_for(timeout=live_wait_ms)
+
+
+def test_the_blocks_view_filters_by_reason_in_the_browser(browser, tmp_path, shots):
+    db_url = f"sqlite:///{tmp_path}/web.db"
+    given_two_shops(db_url)
+    with ledger_web(db_url) as base:
+        page = browser.new_page(viewport=VIEWPORT)
+        page.goto(f"{base}blocks?token={TOKEN_A}")
+        assert page.locator("table.counts tr").count() == 1 + 3  # a header and three reasons
+
+        page.select_option("select[name=reason]", "unknown_facts")
+        page.get_by_role("button", name="Filter").click()
+        page.wait_for_url("**/blocks?reason=unknown_facts*")
+
+        reasons = page.locator("table:not(.counts) tr td:nth-child(8)").all_inner_texts()
+        assert reasons == ["unknown_facts", "unknown_facts"]
+        page.screenshot(path=str(shots / "blocks.png"))
