@@ -197,7 +197,7 @@ def _checksum(conn: Connection) -> str:
     stored (already canonical text). Positions order rows alike under any backend's collation."""
     digest = hashlib.sha256()
     for table in sorted(TABLES, key=lambda t: t.name):
-        digest.update(orjson.dumps([table.name, [str(c.name) for c in table.columns]]) + b"\n")
+        digest.update(orjson.dumps([table.name, table.info["columns"]]) + b"\n")
         query = select(*stored_columns(table)).order_by(table.c.position)
         sql = str(query.compile(dialect=conn.dialect))
         # The driver's own cursor: plain tuples, read in batches (server-side on PostgreSQL).
