@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from ledger.service import Ledger
 from ledger.store import Store
 from projections.projector import Projector
 from tests.builders import UNKNOWN, customer, line, order, product, raw
@@ -100,7 +101,6 @@ def test_replay_prints_events_and_a_checksum_that_a_second_replay_repeats(url):
 def test_replay_until_rebuilds_as_of_that_position(url):
     store = Store(url)
     store.create_tables()
-    from ledger.service import Ledger
     ledger = Ledger(store)
     order_id, link = an_order_with_a_link(ledger)
     before_payment = store.max_position()
@@ -110,9 +110,10 @@ def test_replay_until_rebuilds_as_of_that_position(url):
     done = ledger_run("replay", "--until", str(before_payment), "--db", url)
 
     assert jsonl(done.stdout) == [{"events": before_payment, "checksum": as_of}]
-    from projections.read import rows
-    with store.engine.connect() as conn:
-        assert [(r["order_id"], r["status"]) for r in rows(conn, "orders")] == [(order_id, "open")]
+    as_left = ledger_run("audit", "orders", "--no-catch-up", "--db", url)
+    assert [(r["order_id"], r["status"]) for r in jsonl(as_left.stdout)] == [(order_id, "open")]
+    caught_up = ledger_run("audit", "orders", "--db", url)
+    assert [(r["order_id"], r["status"]) for r in jsonl(caught_up.stdout)] == [(order_id, "paid")]
     store.close()
 
 

@@ -25,6 +25,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     a.add_argument("--since", metavar="POSITION|TIME",
                    help="rows made at or after a log position, or a recorded_at time (ISO 8601, UTC)")
     a.add_argument("--table", action="store_true", help="readable output for people")
+    a.add_argument("--no-catch-up", action="store_true",
+                   help="read the projections as they stand (say, as `ledger replay --until` left them)")
     add_db(a)
     a.set_defaults(run=audit)
 
@@ -42,7 +44,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def audit(args: argparse.Namespace) -> int:
     store = open_store(args)
-    Projector(store).catch_up()
+    projector = Projector(store)
+    if not args.no_catch_up:
+        projector.catch_up()
     filters = Filters(business=args.business, reason=args.reason, agent=args.agent, field=args.field,
                       status=args.status, since=args.since)
     out = sys.stdout.buffer
