@@ -37,8 +37,9 @@ def _row(position: int, e: Any, command_type: str | None, status: str, fields: l
          details: dict | None = None, conflicts: dict | None = None) -> dict[str, Any]:
     return {"position": position, "command_id": e.command_id, "business_id": e.business_id,
             "agent_id": e.agent_id, "conversation_id": e.conversation_id, "turn_id": e.turn_id,
-            "type": command_type, "status": status, "reason": e.reason, "fields": canonical(fields or []),
-            "details": canonical(details or {}), "conflicts": canonical(conflicts or {}), "recorded_at": e.recorded_at}
+            "type": command_type, "status": status, "reason": e.reason,
+            "fields": canonical(fields) if fields else "[]", "details": canonical(details) if details else "{}",
+            "conflicts": canonical(conflicts) if conflicts else "{}", "recorded_at": e.recorded_at}
 
 
 def _blocked(view: View, position: int, e: ev.CommandBlocked) -> None:

@@ -6,7 +6,8 @@ three were readable. Changing `LABELS` or `PRECEDENCE` changes what past turns m
 """
 from __future__ import annotations
 
-import orjson
+import itertools
+
 from sqlalchemy import Column, Table, Text
 
 from ledger import events as ev
@@ -65,14 +66,26 @@ def _labelled(view: View, position: int, event: ev.Event) -> None:
     found = label(event)
     row = view.get(intents, turn)
     if row is None:
+        labels = frozenset((found,))
+    else:
+        before = _SETS[row["intents"]]
+        if found in before:
+            return
+        labels = before | {found}
+    spelled, first = _SPELLED[labels]
+    if row is None:
         view.put(intents, turn, {"position": position, "business_id": turn[0], "conversation_id": turn[1],
-                                 "turn_id": turn[2], "intents": canonical([found]), "primary_intent": found,
+                                 "turn_id": turn[2], "intents": spelled, "primary_intent": first,
                                  "recorded_at": event.recorded_at})
-        return
-    labels = orjson.loads(row["intents"])
-    if found not in labels:
-        first = row["primary_intent"] if _RANK[row["primary_intent"]] < _RANK[found] else found
-        view.put(intents, turn, {**row, "intents": canonical(sorted([*labels, found])), "primary_intent": first})
+    else:
+        view.put(intents, turn, {**row, "intents": spelled, "primary_intent": first})
+
+
+# Every set of labels a turn can have, with its stored spelling and primary intent: a replay
+# meets the same few dozen sets a million times, so they are worked out once.
+_SPELLED = {frozenset(subset): (canonical(sorted(subset)), min(subset, key=_RANK.__getitem__))
+            for n in range(1, len(PRECEDENCE) + 1) for subset in itertools.combinations(PRECEDENCE, n)}
+_SETS = {spelled: labels for labels, (spelled, _) in _SPELLED.items()}
 
 
 _LABELLED = {ev.Event.registry[kind] for kind, _ in LABELS}

@@ -86,27 +86,8 @@ class Projector:
 
     def catch_up(self, until: int | None = None, progress: Progress | None = None) -> int:
         """Apply every event after the tracked position, up to `until` (inclusive). Returns how many."""
-        applied = 0
         with _bulk():
-            while True:
-                last, version = self.tracked()
-                if version != VERSION:
-                    (log.warning if version else log.info)(
-                        "projections were built as %r, this code is %r: rebuilding from the log", version, VERSION)
-                    return applied + self.replay(until, progress).events
-                view = View(TABLES)
-                for page in _pages(self.store.notifications(last + 1, until), self.page_events):
-                    with self.engine.begin() as conn:
-                        if not _advance(conn, last, page[-1][0]):
-                            break  # another projector applied these: read its position again
-                        _fold(conn, view, page)
-                        view.flush(conn)
-                    applied, last = applied + len(page), page[-1][0]
-                    view = view if view.size() < catch_up_rows_kept_max else View(TABLES)
-                    if progress:
-                        progress(last, applied)
-                else:
-                    return applied
+            return self._catch_up(until, progress)
 
     def keep_up(self) -> None:
         """Catch up, for writers: a projection that fails is caught up by the next reader."""
@@ -123,9 +104,39 @@ class Projector:
     def replay(self, until: int | None = None, progress: Progress | None = None) -> Replayed:
         """Drop and rebuild every projection from the log, in one transaction: a reader sees
         the old rows or the new, and the checksum is of exactly what was rebuilt."""
+        with _bulk():
+            return self._rebuild(until, progress)
+
+    # The working rows live in these two frames only: they are freed when the frame returns,
+    # before the cyclic GC is back on (else its first pass walks them all once more).
+
+    def _catch_up(self, until: int | None, progress: Progress | None) -> int:
+        applied = 0
+        while True:
+            last, version = self.tracked()
+            if version != VERSION:
+                (log.warning if version else log.info)(
+                    "projections were built as %r, this code is %r: rebuilding from the log", version, VERSION)
+                return applied + self._rebuild(until, progress).events
+            view = View(TABLES)
+            for page in _pages(self.store.notifications(last + 1, until), self.page_events):
+                with self.engine.begin() as conn:
+                    if not _advance(conn, last, page[-1][0]):
+                        break  # another projector applied these: read its position again
+                    _fold(conn, view, page)
+                    view.flush(conn)
+                applied, last = applied + len(page), page[-1][0]
+                view = view if view.size() < catch_up_rows_kept_max else View(TABLES)
+                if progress:
+                    progress(last, applied)
+            else:
+                return applied
+
+    def _rebuild(self, until: int | None, progress: Progress | None) -> Replayed:
         applied = last = 0
         view = View(TABLES, complete=True)  # the tables start empty: nothing to read back
-        with _bulk(), self.engine.begin() as conn:
+        indexed = False
+        with self.engine.begin() as conn:
             # The first statement writes: SQLite begins lazily, and the drops must be inside.
             conn.execute(tracking.update().where(tracking.c.name == tracker_name).values(position=0))
             for table in reversed(TABLES):
@@ -133,14 +144,15 @@ class Projector:
             for table in TABLES:
                 # Key indexes come after the bulk insert: built once from sorted keys, ~3x cheaper.
                 conn.execute(CreateTable(table))
-            indexed = False
             for page in _pages(self.store.notifications(1, until), self.page_events):
                 _fold(conn, view, page)
                 # Kept rows are written once, at the end, unless there are too many to keep.
                 full = view.size() >= replay_rows_kept_max
                 view.flush(conn, kept=full)
+                if full and not indexed:
+                    _create_indexes(conn)
+                    indexed = True
                 if full:
-                    indexed = indexed or _create_indexes(conn)
                     view = View(TABLES)  # from here on, rows are read back as they are needed
                 applied, last = applied + len(page), page[-1][0]
                 if progress:
@@ -172,11 +184,10 @@ def _advance(conn: Connection, last: int, position: int) -> bool:
     return moved.rowcount == 1
 
 
-def _create_indexes(conn: Connection) -> bool:
+def _create_indexes(conn: Connection) -> None:
     for table in TABLES:
         for index in table.indexes:
             index.create(conn)
-    return True
 
 
 def _fold(conn: Connection, view: View, page: list[tuple[int, ev.Event]]) -> None:
