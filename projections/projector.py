@@ -22,7 +22,7 @@ import orjson
 from sqlalchemy import Column, Table, Text, select
 from sqlalchemy.engine import Connection
 from sqlalchemy.schema import CreateTable
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from ledger import events as ev
 from ledger.store import Store
@@ -69,7 +69,10 @@ class Projector:
         self.store, self.engine, self.page_events = store, store.engine, page_events
         # A replay reads the log while its own transaction writes: on SQLite only WAL lets the two overlap.
         store.datastore.init_sqlite_wal_mode()
-        metadata.create_all(self.engine)
+        try:
+            metadata.create_all(self.engine)
+        except DBAPIError:  # another process created them between the check and the CREATE
+            metadata.create_all(self.engine)
         try:
             with self.engine.begin() as conn:
                 if conn.execute(select(tracking.c.name).where(tracking.c.name == tracker_name)).first() is None:
