@@ -14,8 +14,8 @@ from typing import Iterator
 
 from ledger.service import Ledger
 from ledger.store import Store
-from tests.builders import UNKNOWN, command, known, line, order
-from tests.given import a_shop, agent
+from tests.builders import UNKNOWN, command, known, line, order, payment_link
+from tests.given import a_shop, agent, pay
 
 LEDGER = str(Path(sys.executable).with_name("ledger"))
 SHOP_A, SHOP_B = "shop-a", "shop-b"
@@ -30,8 +30,8 @@ def promise(business: str, turn: str, reply: str = PROMISE) -> dict:
 
 
 def given_two_shops(db_url: str) -> dict[str, str]:
-    """Shop A: a promise to call back (auto-escalated), blocks of three reasons; shop B: a
-    promise of its own. Returns the escalation ids by name."""
+    """Shop A: a promise to call back (auto-escalated), blocks of three reasons, an order of
+    90,000 with 30,000 paid; shop B: a promise of its own. Returns the escalation ids by name."""
     store = Store(db_url)
     store.create_tables()
     ledger = Ledger(store)
@@ -43,6 +43,9 @@ def given_two_shops(db_url: str) -> dict[str, str]:
         agent(ledger, order("cust-1", [line("rice", 99)], SHOP_A, conversation="conv-bisi", turn="t1", agent="bot-2"),
               order("cust-9", [line("rice", 1)], SHOP_A, conversation="conv-bisi", turn="t2", agent="bot-2"),
               order("cust-1", UNKNOWN, SHOP_A, conversation="conv-bisi", turn="t3"))
+        [placed] = agent(ledger, order("cust-1", [line("rice", 2)], SHOP_A, conversation="conv-chidi", turn="t1"))
+        [link] = agent(ledger, payment_link(placed["order_id"], SHOP_A, conversation="conv-chidi", turn="t2"))
+        pay(ledger, link["payment_link"]["reference"], 30_000, SHOP_A)
         [b] = agent(ledger, promise(SHOP_B, "t1"))
         assert asked["reason"] == "unknown_facts" and a["escalated"] and b["escalated"]
         return {"a": a["escalation_id"], "b": b["escalation_id"]}

@@ -180,7 +180,8 @@ def orders_page(orders: list[dict[str, Any]], status: str | None) -> str:
     form = (f'<form class="filters" method="get" action="/orders"><label>status<select name="status">{options}'
             f'</select></label><button type="submit">Filter</button></form>')
     totals = {k: sum(o[k] for o in orders) for k in ("total", "paid", "outstanding")}
-    summary = (f'<p class="meta" id="orders-totals">{len(orders)} orders · total {totals["total"]:,} · '
+    summary = (f'<p class="meta" id="orders-totals">{len(orders)} order{"" if len(orders) == 1 else "s"} · '
+               f'total {totals["total"]:,} · '
                f'paid {totals["paid"]:,} · outstanding {totals["outstanding"]:,} (minor units)</p>')
     columns = ["order_id", "customer_id", "total", "paid", "outstanding", "status"]
     return form + summary + _table(columns, orders, "No orders.")
