@@ -74,7 +74,8 @@ class World:
             self.send([command("CloseEscalation", facts(data, escalation_id=escalation, resolution=resolution), b)],
                       "owner")
         elif kind == "order":
-            lines = [line(s, draw(st.integers(1, 4))) for s in draw(st.lists(st.sampled_from(SKUS), min_size=1, max_size=2))]
+            skus = draw(st.lists(st.sampled_from(SKUS), min_size=1, max_size=2))
+            lines = [line(s, draw(st.integers(1, 4))) for s in skus]
             if draw(st.integers(0, 3)):  # mostly well-formed, so that orders, links and payments follow
                 self.send([order(draw(st.sampled_from(CUSTOMERS[:2])), lines, b, **at_turn)], "agent")
             else:
