@@ -21,8 +21,8 @@ from itertools import islice
 import orjson
 from sqlalchemy import Column, Table, Text, select
 from sqlalchemy.engine import Connection
+from sqlalchemy.exc import DBAPIError, IntegrityError, SQLAlchemyError
 from sqlalchemy.schema import CreateTable
-from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from ledger import events as ev
 from ledger.store import Store
@@ -38,9 +38,9 @@ ROWS_VERSION = 1
 VERSION = f"rows={ROWS_VERSION};intents={intents.INTENT_TABLE_VERSION}"
 tracker_name = "projections"
 page_events_max = 20_000
-# Rows kept in memory between pages (~0.7 KB each): a catch-up's cache, a replay's whole working set.
+# Rows kept in memory between pages (~1 KB each): a catch-up's cache, a replay's whole working set.
 catch_up_rows_kept_max = 100_000
-replay_rows_kept_max = 750_000
+replay_rows_kept_max = 600_000
 checksum_rows_per_fetch = 10_000
 
 # Per event type, every projection's handlers and row keys: one lookup an event, not one a projection.
@@ -100,8 +100,12 @@ class Projector:
             log.exception("projections could not catch up; the log is unaffected")
 
     def follow(self, interval_s: float, stop: threading.Event, progress: Progress | None = None) -> None:
+        """Catch up every `interval_s` until `stop`; a database that went away is tried again."""
         while not stop.is_set():
-            self.catch_up(progress=progress)
+            try:
+                self.catch_up(progress=progress)
+            except SQLAlchemyError as exc:
+                log.warning("projections could not catch up (%s); trying again", str(exc).splitlines()[0])
             stop.wait(interval_s)
 
     def replay(self, until: int | None = None, progress: Progress | None = None) -> Replayed:
