@@ -57,9 +57,9 @@ def from_schema(schema: dict) -> st.SearchStrategy:
         assert keys <= {"type", "minLength", "maxLength"}, keys
         return st.text(min_size=schema.get("minLength", 0), max_size=min(schema.get("maxLength", 40), 40))
     if kind == "integer":
-        assert keys <= {"type", "minimum", "exclusiveMinimum"}, keys
+        assert keys <= {"type", "minimum", "exclusiveMinimum", "maximum"}, keys
         low = schema.get("minimum", schema.get("exclusiveMinimum", -(2 ** 63)) + ("exclusiveMinimum" in schema))
-        return st.integers(min_value=low, max_value=2 ** 62)
+        return st.integers(min_value=low, max_value=schema.get("maximum", 2 ** 62))
     raise AssertionError(f"keyword the example generator does not know: {schema}")
 
 
