@@ -105,7 +105,8 @@ def main(argv: list[str] | None = None) -> int:
     topics = Topics()
     with running_broker(str(work / "broker.log")) as bootstrap:
         asyncio.run(create_topics(bootstrap, topics.names()))
-        servers = [Serve(bootstrap, db, topics, "ledger", work, name=f"serve{i}") for i in range(args.processes)]
+        # A group of its own: a used database holds the offsets of an earlier broker's topics.
+        servers = [Serve(bootstrap, db, topics, f"bench-{run}", work, name=f"serve{i}") for i in range(args.processes)]
         for s in servers:
             s.start()
         try:

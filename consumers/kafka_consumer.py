@@ -28,6 +28,7 @@ from ledger.service import Ledger
 
 log = logging.getLogger("ledger.kafka")
 
+offset_max = 2**63 - 1
 poll_wait_ms = 200             # how long a poll waits for records (and how soon a stop is seen)
 kafka_commit_interval_s = 5.0  # Kafka's committed offsets are a hint for tools; ours are in the database
 drain_s = 10.0                 # at shutdown, how long owed messages may take to go out
@@ -49,8 +50,12 @@ class Server:
     def __init__(self, ledger: Ledger, config: ServeConfig):
         self.ledger, self.config = ledger, config
         self.store = ledger.store
-        # Per assigned partition: the last offset stored in the database (None: none yet).
+        # Per assigned partition: the last offset stored in the database (None: none yet),
         self.applied: dict[TopicPartition, int | None] = {}
+        # the offsets up to which records are skipped as applied (the same, unless the
+        # partition was found recreated), and the stored (offset, fingerprint) not yet checked.
+        self.skip: dict[TopicPartition, int | None] = {}
+        self.verify: dict[TopicPartition, tuple[int, str]] = {}
         # Per partition: outbox rows up to this offset are published and may be deleted.
         self.published: dict[TopicPartition, int] = {}
         self.applied_count = 0
@@ -160,8 +165,10 @@ class Server:
             for tp, records in batch.items():
                 if tp not in self.applied:  # revoked while the poll was in flight
                     continue
-                seen = self.applied[tp]
-                fresh = [r for r in records if seen is None or r.offset > seen]
+                if tp in self.verify and not await self._verify(tp, records[0]):
+                    continue  # read again from the start
+                skip = self.skip[tp]
+                fresh = [r for r in records if skip is None or r.offset > skip]
                 by_door.setdefault(self.config.topics.door(tp.topic), []).extend(fresh)
             for door in ("owner", "agent"):  # the owner's catalogue before the orders that need it
                 if by_door.get(door):
@@ -171,16 +178,16 @@ class Server:
         """Apply records until it works: the transaction is all or nothing, so trying again is safe."""
         c, backoff = self.config, Backoff()
         while records:
-            last: dict[TopicPartition, int] = {}
+            last: dict[TopicPartition, ConsumerRecord] = {}
             for r in records:
-                last[TopicPartition(r.topic, r.partition)] = r.offset
+                last[TopicPartition(r.topic, r.partition)] = r
             seen = {tp: self.applied.get(tp) for tp in last}
             tidy = dict(self.published)
             owed: list[outbox.Owed] = []
 
             def extra(outcomes: list[dict]) -> list:
                 owed[:] = outbox.owed(c.topics, records, outcomes)
-                return [*(offsets.advance(c.group, tp, seen[tp], off) for tp, off in last.items()),
+                return [*(offsets.advance(c.group, seen[tp], r) for tp, r in last.items()),
                         *outbox.insert(c.group, owed), *outbox.forget(c.group, tidy)]
 
             try:
@@ -190,7 +197,8 @@ class Server:
                 await backoff.sleep()
                 records = await self._resync(records)
                 continue
-            self.applied.update(last)
+            for tp, r in last.items():
+                self.applied[tp] = self.skip[tp] = r.offset
             self.applied_count += len(records)
             self._tidied(tidy)
             await self._owed.put(owed)
@@ -208,10 +216,31 @@ class Server:
         except Exception:
             return records  # the database is still away; the next attempt will tell
         for tp in tps:
-            self.applied[tp] = stored.get(tp)
+            now = stored[tp][0] if tp in stored else None
+            if now != self.applied.get(tp):  # it moved after all: trust it
+                self.skip[tp] = now
+            self.applied[tp] = now
         if rows:
             await self._owed.put(rows)
-        return [r for r in records if r.offset > stored.get(TopicPartition(r.topic, r.partition), -1)]
+        return [r for r in records if (skip := self.skip[TopicPartition(r.topic, r.partition)]) is None
+                or r.offset > skip]
+
+    async def _verify(self, tp: TopicPartition, first: ConsumerRecord) -> bool:
+        """Is the message at the stored offset the one applied? False: the partition was
+        recreated or truncated, and is read again from its start (already applied commands
+        are answered as duplicates)."""
+        assert self.consumer is not None
+        offset, print_ = self.verify.pop(tp)
+        if first.offset > offset or (first.offset == offset and offsets.fingerprint(first) == print_):
+            return True  # where it was (or expired since): carry on
+        log.error("%s/%d holds another message at offset %d than the one applied there: the topic was "
+                  "recreated or truncated; reading it again from its start", tp.topic, tp.partition, offset)
+        await self._owed.join()  # what the old messages owe goes out before their rows go
+        await asyncio.to_thread(self._delete_published, {tp: offset_max})
+        self.published.pop(tp, None)
+        self.skip[tp] = None
+        self.consumer.seek(tp, 0)
+        return False
 
     # --- publishing -------------------------------------------------------------
 
@@ -231,6 +260,7 @@ class Server:
                     await backoff.sleep()
             for tp, upto in done.items():
                 self.published[tp] = max(self.published.get(tp, -1), upto)
+            self._owed.task_done()
 
     async def _tidy(self) -> None:
         """Idle: delete published outbox rows now instead of with the next batch."""
@@ -269,7 +299,8 @@ class Server:
         async with self._busy:  # the batch in hand is applied first
             await self._commit_kafka(list(revoked))
             for tp in revoked:
-                self.applied.pop(tp, None)
+                for progress in (self.applied, self.skip, self.verify):
+                    progress.pop(tp, None)
         if revoked:
             log.info("partitions revoked: %s", _names(revoked))
 
@@ -287,8 +318,14 @@ class Server:
                 await backoff.sleep()
         async with self._busy:
             for tp in assigned:
-                self.applied[tp] = stored.get(tp)
-                self.consumer.seek(tp, stored[tp] + 1 if tp in stored else 0)
+                found = stored.get(tp)
+                self.applied[tp] = self.skip[tp] = found[0] if found else None
+                if found:
+                    self.verify[tp] = found
+                    self.consumer.seek(tp, found[0])  # the applied message itself, to check it
+                else:
+                    self.verify.pop(tp, None)
+                    self.consumer.seek(tp, 0)
         if rows:
             log.info("publishing %d messages owed from before", sum(len(o.messages) for o in rows))
             await self._owed.put(rows)

@@ -4,6 +4,11 @@ A batch's offsets are written in the same transaction as its events, so a comman
 effect and "this message is done" commit together or not at all. Kafka's own committed
 offsets are only a hint for tools; on assignment the consumer seeks to what is stored here.
 
+With each offset goes a fingerprint of the message there. An offset means something only
+in the topic it was read from: if the message found at the stored offset is another one
+(the topic was recreated or truncated, and offsets are being reused), the consumer knows
+to read the partition again instead of skipping what it takes for applied.
+
 Each write is fenced: it names the offset the writer last saw stored. If another process
 moved the partition on meanwhile (it took the partition over while this one stalled), the
 write turns into a NOT NULL violation and the whole transaction rolls back: a message is
@@ -11,9 +16,11 @@ never applied twice, not even by a zombie.
 """
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable
 
 from aiokafka import TopicPartition
+from aiokafka.structs import ConsumerRecord
 from sqlalchemy import BigInteger, Column, Integer, MetaData, String, Table, and_, case, null, or_, select
 from sqlalchemy.engine import Engine
 from sqlalchemy.sql import Executable
@@ -25,25 +32,32 @@ offsets = Table(
     Column("topic", String(255), primary_key=True),
     Column("partition", Integer, primary_key=True),
     Column("offset", BigInteger, nullable=False),  # the last offset applied (Kafka's "next" minus one)
+    Column("fingerprint", String(32), nullable=False),  # of the message at that offset
 )
 
 
-def stored(engine: Engine, group: str, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
-    """The last applied offset of each partition that has one."""
+def fingerprint(record: ConsumerRecord) -> str:
+    return hashlib.blake2b(record.value or b"", key=record.key or b"", digest_size=16).hexdigest()
+
+
+def stored(engine: Engine, group: str, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, tuple[int, str]]:
+    """The last applied offset of each partition that has one, and its message's fingerprint."""
     wanted = list(partitions)
     if not wanted:
         return {}
     query = select(offsets).where(offsets.c.group_id == group, or_(*(
         and_(offsets.c.topic == tp.topic, offsets.c.partition == tp.partition) for tp in wanted)))
     with engine.connect() as conn:
-        return {TopicPartition(r.topic, r.partition): r.offset for r in conn.execute(query)}
+        return {TopicPartition(r.topic, r.partition): (r.offset, r.fingerprint) for r in conn.execute(query)}
 
 
-def advance(group: str, tp: TopicPartition, seen: int | None, last: int) -> Executable:
-    """Move the partition's stored offset from `seen` (None: no row yet) to `last`, or fail."""
+def advance(group: str, seen: int | None, last: ConsumerRecord) -> Executable:
+    """Move the partition's stored offset from `seen` (None: no row yet) to `last`'s, or fail."""
     if seen is None:
         # A primary-key violation if someone else stored one first.
-        return offsets.insert().values(group_id=group, topic=tp.topic, partition=tp.partition, offset=last)
+        return offsets.insert().values(group_id=group, topic=last.topic, partition=last.partition,
+                                       offset=last.offset, fingerprint=fingerprint(last))
     return (offsets.update()
-            .where(offsets.c.group_id == group, offsets.c.topic == tp.topic, offsets.c.partition == tp.partition)
-            .values(offset=case((offsets.c.offset == seen, last), else_=null())))
+            .where(offsets.c.group_id == group, offsets.c.topic == last.topic, offsets.c.partition == last.partition)
+            .values(offset=case((offsets.c.offset == seen, last.offset), else_=null()),
+                    fingerprint=fingerprint(last)))

@@ -211,3 +211,25 @@ def test_database_outages_mid_stream_lose_and_double_nothing(kafka_bootstrap, ka
     assert outages >= 2
     assert "failed" in serve.output() and "retrying" in serve.output()
     assert_exactly_once(kafka_bootstrap, topics, kafka_db, tmp_path, setup, agent)
+
+
+def test_a_recreated_topic_is_read_again_not_skipped(kafka_bootstrap, kafka_db, tmp_path):
+    old, new, group = new_topics(kafka_bootstrap), new_topics(kafka_bootstrap), "ledger-recreated"
+    before = [b.raw(b.command("Escalate", {}, command_id=f"old-{i}")) for i in range(10)]
+    after = [b.raw(b.command("Escalate", {}, command_id=f"new-{i}")) for i in range(20)]
+    with Serve(kafka_bootstrap, kafka_db, old, group, tmp_path, name="old") as serve:
+        produce(kafka_bootstrap, old.commands, before, partition=0)
+        wait_until(lambda: applied(kafka_db, group) >= 10, 60, "the old topic")
+        assert serve.stop() == 0
+    # The database still holds offset 9 of partition 0; the "recreated" topic holds other messages there.
+    engine = create_engine(kafka_db)
+    with engine.begin() as conn:
+        conn.execute(offsets.update().where(offsets.c.topic == old.commands).values(topic=new.commands))
+    engine.dispose()
+    produce(kafka_bootstrap, new.commands, after, partition=0)
+
+    with Serve(kafka_bootstrap, kafka_db, new, group, tmp_path, name="new") as serve:
+        answers = outcomes_by_command(read_topic(kafka_bootstrap, new.outcomes, until=lambda rs: len(rs) >= 20))
+        assert serve.stop() == 0
+    assert sorted(answers) == sorted(f"new-{i}" for i in range(20))
+    assert "recreated" in serve.output()
