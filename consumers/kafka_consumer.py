@@ -18,11 +18,12 @@ from dataclasses import dataclass, field
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener, TopicPartition
 from aiokafka.structs import ConsumerRecord
+from sqlalchemy import select
 
 from consumers import offsets, outbox
 from consumers.backoff import Backoff, first_line
 from consumers.follow import Follower, Projections
-from consumers.relay import Relay, metadata as relay_metadata
+from consumers.relay import Relay, metadata as relay_metadata, relay_positions
 from consumers.topics import Topics, default_group
 from ledger.service import Ledger
 
@@ -65,25 +66,35 @@ class Server:
         self.consumer: AIOKafkaConsumer | None = None
         self.producer: AIOKafkaProducer | None = None
         self.relay: Relay | None = None
-        self._followers: list[Follower] = []
+        self._relaying: Follower | None = None
 
     # --- lifecycle --------------------------------------------------------------
 
     async def run(self, stop: asyncio.Event) -> None:
         """Serve until `stop` is set; then finish the batch in hand and hand over cleanly."""
-        await asyncio.to_thread(self.store.create_tables, offsets.metadata, outbox.metadata, relay_metadata)
+        await asyncio.to_thread(self._prepare_tables)
         if not await self._connect(stop):
             return
         assert self.relay is not None
         projections = Projections(self.store)
-        self._followers = [Follower("event relay", self.relay.catch_up),
-                           Follower("projections", lambda: asyncio.to_thread(projections.catch_up))]
-        tasks = [*(asyncio.create_task(f.run(stop)) for f in self._followers),
+        # Events go out as soon as a batch commits; projections catch up once a second, in
+        # bigger pages (cheaper), and `ledger audit` catches up before it reads anyway.
+        self._relaying = Follower("event relay", self.relay.catch_up)
+        followers = [self._relaying, Follower("projections", lambda: asyncio.to_thread(projections.catch_up))]
+        tasks = [*(asyncio.create_task(f.run(stop)) for f in followers),
                  asyncio.create_task(self._publish_owed())]
         try:
             await self._consume(stop)
         finally:
             await self._finish(tasks)
+
+    def _prepare_tables(self) -> None:
+        """Create ours, and read each once: a table of another shape (made by another version)
+        is an error to report now, not a failure to retry for ever."""
+        self.store.create_tables(offsets.metadata, outbox.metadata, relay_metadata)
+        with self.store.engine.connect() as conn:
+            for table in (offsets.offsets, outbox.outbox, relay_positions):
+                conn.execute(select(table).limit(0))
 
     async def _connect(self, stop: asyncio.Event) -> bool:
         backoff = Backoff()
@@ -202,8 +213,8 @@ class Server:
             self.applied_count += len(records)
             self._tidied(tidy)
             await self._owed.put(owed)
-            for follower in self._followers:
-                follower.wake()
+            assert self._relaying is not None
+            self._relaying.wake()
             return
 
     async def _resync(self, records: list[ConsumerRecord]) -> list[ConsumerRecord]:
