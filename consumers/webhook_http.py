@@ -13,9 +13,7 @@ the one verification path (`ledger payments simulate` uses it too). Answers:
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import logging
-import signal
 from typing import Any
 
 import orjson
@@ -23,6 +21,7 @@ from aiohttp import web
 from eventsourcing.persistence import PersistenceError
 from sqlalchemy.exc import SQLAlchemyError
 
+from consumers.http_site import is_loopback, parse_listen, serve_until_signalled, start_site
 from ledger.payments import MissingSecret
 from ledger.service import Ledger
 
@@ -66,24 +65,6 @@ def make_app(ledger: Ledger) -> web.Application:
     return app
 
 
-def parse_listen(value: str) -> tuple[str, int]:
-    """`HOST:PORT` (`[::1]:8081` for IPv6) -> (host, port); port 0 picks a free one."""
-    host, sep, port = value.rpartition(":")
-    host = host.strip("[]")
-    if not sep or not host or not port.isdigit() or int(port) > 65535:
-        raise ValueError(f"expected HOST:PORT, got {value!r}")
-    return host, int(port)
-
-
-def _loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False  # a name: it may resolve anywhere
-
-
 async def start(ledger: Ledger, listen: str) -> web.AppRunner:
     """Serve the webhook on `listen` in the running loop; the caller awaits `runner.cleanup()`.
 
@@ -91,30 +72,14 @@ async def start(ledger: Ledger, listen: str) -> web.AppRunner:
     machines only with a secret of our own: the sandbox's default is public, so anyone
     could sign a payment with it.
     """
-    host, port = parse_listen(listen)
-    if not _loopback(host) and getattr(ledger.provider, "uses_default_secret", False):
+    host, _ = parse_listen(listen)
+    if not is_loopback(host) and getattr(ledger.provider, "uses_default_secret", False):
         raise MissingSecret(f"LEDGER_PAYMENT_SECRET is not set: refusing to take {ledger.provider.name} "
                             f"webhooks on {listen} signed with the public default secret "
                             "(set it, or listen on 127.0.0.1)")
-    runner = web.AppRunner(make_app(ledger))
-    await runner.setup()
-    try:
-        await web.TCPSite(runner, host, port).start()
-    except BaseException:
-        await runner.cleanup()
-        raise
-    return runner
+    return await start_site(make_app(ledger), listen)
 
 
 async def serve(ledger: Ledger, listen: str, announce=lambda addresses: None) -> None:
     """Serve until SIGINT or SIGTERM, then finish the requests in hand and return."""
-    runner = await start(ledger, listen)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
-    try:
-        announce(runner.addresses)
-        await stop.wait()
-    finally:
-        await runner.cleanup()
+    await serve_until_signalled(await start(ledger, listen), announce)

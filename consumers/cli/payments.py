@@ -11,7 +11,8 @@ import asyncio
 import sys
 
 from consumers.cli.common import UsageError, add_db, emit, open_store
-from consumers.webhook_http import default_listen, parse_listen, serve, webhook_path
+from consumers.http_site import parse_listen
+from consumers.webhook_http import default_listen, serve, webhook_path
 from ledger.payments import PaymentConfigError, SandboxProvider, provider_from_env
 from ledger.service import Ledger, time_ordered_id
 from ledger.store import Store

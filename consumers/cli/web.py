@@ -9,7 +9,7 @@ import sys
 from consumers.cli.common import UsageError, add_db, open_ledger
 from consumers.web.app import default_listen, serve
 from consumers.web.auth import TokenConfigError, one_time, parse_tokens, token_env
-from consumers.webhook_http import _loopback as is_loopback, parse_listen
+from consumers.http_site import is_loopback, parse_listen
 
 
 def register(sub: argparse._SubParsersAction) -> None:

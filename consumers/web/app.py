@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import secrets
-import signal
 from dataclasses import dataclass
 from typing import Any, Callable
 from urllib.parse import urlencode
@@ -23,7 +22,7 @@ from sqlalchemy.engine import Connection
 
 from consumers.web import pages, templates
 from consumers.web.auth import Auth, Owner, set_session
-from consumers.webhook_http import parse_listen
+from consumers.http_site import parse_listen, serve_until_signalled, start_site
 from ledger.service import Ledger
 from projections.projector import Projector
 
@@ -213,27 +212,11 @@ def make_app(site: Site) -> web.Application:
 async def start(ledger: Ledger, owners: list[Owner], listen: str) -> web.AppRunner:
     """Serve on `listen` in the running loop; `runner.addresses` holds where. The caller
     awaits `runner.cleanup()`. There is no way in without an owner token."""
-    host, port = parse_listen(listen)
+    parse_listen(listen)  # a bad address fails before the projections are read
     projector = await asyncio.to_thread(Projector, ledger.store)
-    runner = web.AppRunner(make_app(Site(ledger, Auth(owners), projector, asyncio.Lock())))
-    await runner.setup()
-    try:
-        await web.TCPSite(runner, host, port).start()
-    except BaseException:
-        await runner.cleanup()
-        raise
-    return runner
+    return await start_site(make_app(Site(ledger, Auth(owners), projector, asyncio.Lock())), listen)
 
 
 async def serve(ledger: Ledger, owners: list[Owner], listen: str, announce=lambda addresses: None) -> None:
     """Serve until SIGINT or SIGTERM, then finish the requests in hand and return."""
-    runner = await start(ledger, owners, listen)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
-    try:
-        announce(runner.addresses)
-        await stop.wait()
-    finally:
-        await runner.cleanup()
+    await serve_until_signalled(await start(ledger, owners, listen), announce)

@@ -1,0 +1,54 @@
+"""What every HTTP door shares: where to listen, whether that is loopback, and running an
+aiohttp app until SIGINT or SIGTERM."""
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import signal
+
+from aiohttp import web
+
+
+def parse_listen(value: str) -> tuple[str, int]:
+    """`HOST:PORT` (`[::1]:8081` for IPv6) -> (host, port); port 0 picks a free one."""
+    host, sep, port = value.rpartition(":")
+    host = host.strip("[]")
+    if not sep or not host or not port.isdigit() or int(port) > 65535:
+        raise ValueError(f"expected HOST:PORT, got {value!r}")
+    return host, int(port)
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False  # a name: it may resolve anywhere
+
+
+async def start_site(app: web.Application, listen: str) -> web.AppRunner:
+    """Serve `app` on `listen` in the running loop; `runner.addresses` holds where.
+    The caller awaits `runner.cleanup()`."""
+    host, port = parse_listen(listen)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, host, port).start()
+    except BaseException:
+        await runner.cleanup()
+        raise
+    return runner
+
+
+async def serve_until_signalled(runner: web.AppRunner, announce=lambda addresses: None) -> None:
+    """Until SIGINT or SIGTERM, then finish the requests in hand and return."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        announce(runner.addresses)
+        await stop.wait()
+    finally:
+        await runner.cleanup()
