@@ -5,7 +5,6 @@ import argparse
 import sys
 
 from consumers.cli.common import add_db, emit, open_store
-from ledger.store import stream_id
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -33,8 +32,6 @@ def query(args: argparse.Namespace) -> int:
         row["unit_price"] = product.unit_price if product else None
     else:
         row["available"] = product.available if product else None
-    if product is None:
-        row["reason"] = "unknown_product"
     emit(row)
     return 0
 
