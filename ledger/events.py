@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -53,13 +54,22 @@ def dumps(obj: Any) -> bytes:
 
 def decode(topic: str, state: bytes) -> Event:
     cls = Event.registry[topic]
-    data = orjson.loads(state)
+    data = loads(state)
     if data.keys() != _field_names(cls):
         return cls(**data)  # defaults to fill in, or a TypeError to raise: the constructor's job
     # Every field present: what the frozen constructor would do, at half the cost (replays decode the whole log).
     event = object.__new__(cls)
     event.__dict__.update(data)
     return event
+
+
+_LONG_DIGITS = re.compile(rb"\d{20,}")
+
+
+def loads(raw: bytes) -> Any:
+    """The inverse of `dumps`: orjson reads integers past 64 bits as floats, so a document
+    that may hold one (a run of 20 digits) is read by the standard library instead."""
+    return json.loads(raw) if _LONG_DIGITS.search(raw) else orjson.loads(raw)
 
 
 @functools.cache

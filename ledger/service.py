@@ -17,7 +17,6 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
-import orjson
 from sqlalchemy.sql import Executable
 
 from commands.parsing import NotPermitted, Parsed, Rejection, parse
@@ -114,7 +113,7 @@ class Ledger:
         first = seen.get(command.command_id)
         if first is not None:
             if first.content_hash == content_hash:
-                return {**orjson.loads(first.outcome), "duplicate": True}
+                return {**ev.loads(first.outcome), "duplicate": True}
             return self._append(item, block(command, stamp, Blocked("command_id_reused")), appended)
         events = self._with_links(decide(self.state(command.business_id), command, stamp))
         out = self._append(item, events, appended)
@@ -176,7 +175,7 @@ class Ledger:
                 key = read_as.provider_event_id
                 first = self.store.claims_for("provider", [key]).get(key)
                 if first is not None:
-                    return {**orjson.loads(first.outcome), "duplicate": True}
+                    return {**ev.loads(first.outcome), "duplicate": True}
                 events = decide_payment(self.state(read_as.business_id), read_as, stamp, raw)
             else:
                 events = refusal_events(read_as, stamp)

@@ -332,3 +332,13 @@ def test_a_block_keeps_a_total_past_64_bits_exactly(ledger):
     [out] = ledger.handle([raw(order("c", [line(f"s{i}", top) for i in range(3)]))], "agent")
     assert out["reason"] == "credit_limit_exceeded"
     assert out["details"]["order_total"] == 3 * top * top
+
+
+def test_a_total_past_64_bits_reads_back_from_the_log_exactly(ledger, store):
+    from tests.builders import customer, line, order, product, raw
+    top = 2**53 - 1
+    ledger.handle([raw(product(f"s{i}", top, top)) for i in range(3)] + [raw(customer("c", top))], "owner")
+    first = store.max_position()
+    ledger.handle([raw(order("c", [line(f"s{i}", top) for i in range(3)]))], "agent")
+    [(_, blocked), _] = list(store.notifications(first + 1))
+    assert blocked.details["order_total"] == 3 * top * top
