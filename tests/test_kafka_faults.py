@@ -10,7 +10,7 @@ import time
 import orjson
 import psycopg
 import pytest
-from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka import AIOKafkaConsumer
 from sqlalchemy import create_engine
 
 from consumers.offsets import offsets
