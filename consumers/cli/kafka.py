@@ -11,6 +11,7 @@ import sys
 from aiokafka.errors import KafkaError
 
 from consumers import webhook_http
+from consumers.http_site import parse_listen
 from consumers.backoff import Backoff, first_line
 from consumers.cli.common import UsageError, add_db, emit, open_input, open_ledger
 from consumers.client import LedgerClient, default_timeout_s
@@ -67,7 +68,7 @@ def serve(args: argparse.Namespace) -> int:
         raise UsageError("--partitions, --replication-factor and --session-timeout-ms must be positive")
     if args.webhook:
         try:
-            webhook_http.parse_listen(args.webhook)
+            parse_listen(args.webhook)
         except ValueError as exc:
             raise UsageError(f"--webhook: {exc}") from exc
     if not os.environ.get("LEDGER_LOG_LEVEL"):
