@@ -12,7 +12,6 @@ should drop repeats by `escalation_id` (also sent as `X-Ledger-Escalation`).
 from __future__ import annotations
 
 import asyncio
-import fcntl
 import logging
 import os
 from dataclasses import dataclass
@@ -84,7 +83,7 @@ class Notifier:
         self.store, self.webhook, self.secret = store, webhook, secret
         self.attempts_max = attempts_max  # per escalation and pass; None: until delivered or stopped
         self.timeout = aiohttp.ClientTimeout(total=timeout_s)
-        self.lease = _Lease(store.engine, f"ledger-notify:{webhook}")
+        self.lease = Lease(store.engine, f"ledger-notify:{webhook}")
         self._warned_lease = False
 
     def create_tables(self) -> None:
@@ -190,23 +189,6 @@ class Notifier:
                 self._advance(position, conn)
             attempts = conn.execute(select(deliveries.c.attempts).where(self._key(event))).scalar_one()
         return Delivery(position, event.business_id or "", event.escalation_id, attempts, status, delivered_at)
-
-
-class _Lease(Lease):
-    """The relay's lease, with a lock file per name beside an SQLite database (the relay's
-    own file is one per database, which `ledger serve` holds)."""
-
-    def _hold_file(self) -> bool:
-        if self._holder is not None:
-            return True
-        handle = open(f"{self.engine.url.database}.notify-{self._key & 0xFFFFFFFF:08x}.lock", "a")
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            handle.close()
-            return False
-        self._holder = handle
-        return True
 
 
 async def run(notifier: Notifier, interval_s: float, stop: asyncio.Event, once: bool,

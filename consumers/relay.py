@@ -131,7 +131,8 @@ class Lease:
     def _hold_file(self) -> bool:
         if self._holder is not None:
             return True
-        handle = open(f"{self.engine.url.database}.relay-lock", "a")
+        # One file per lease name, as PostgreSQL has one advisory lock per key.
+        handle = open(f"{self.engine.url.database}.lease-{self._key & 0xFFFFFFFF:08x}.lock", "a")
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
