@@ -11,6 +11,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from consumers.cli import audit, demo, doors, fuzz, kafka, lookups, notify, payments, tools, web
 from consumers.cli.common import UsageError
+from ledger.payments import PaymentConfigError
 
 SUBCOMMANDS = [doors, lookups, demo, tools, audit, payments, kafka, fuzz, notify, web]
 
@@ -29,7 +30,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
         return args.run(args)
-    except UsageError as exc:
+    except (UsageError, PaymentConfigError) as exc:  # both: the operator must change the command or its environment
         print(f"ledger: {exc}", file=sys.stderr)
         return 2
     except (PersistenceError, SQLAlchemyError, OSError) as exc:
