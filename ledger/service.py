@@ -21,6 +21,7 @@ from sqlalchemy.sql import Executable
 
 from commands.parsing import NotPermitted, Parsed, Rejection, parse
 from ledger import events as ev
+from ledger.bulk import no_cyclic_gc
 from ledger.decide import Blocked, Stamp, block, decide, refuse, reject
 from ledger.outcome import outcome
 from ledger.payments import PaymentProvider, SandboxProvider
@@ -78,9 +79,10 @@ class Ledger:
 
     def handle(self, raws: Sequence[bytes | str], door: str, extra: Extra | None = None) -> list[Outcome]:
         """One outcome per raw command, in order, all written in one transaction."""
-        items = [parse(raw, door) for raw in raws]
-        with self._lock:
-            return self._handle(items, extra)
+        with no_cyclic_gc():
+            items = [parse(raw, door) for raw in raws]
+            with self._lock:
+                return self._handle(items, extra)
 
     def _handle(self, items: list[Parsed | NotPermitted | Rejection], extra: Extra | None) -> list[Outcome]:
         attempt = 1

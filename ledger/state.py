@@ -53,7 +53,8 @@ class BusinessState:
 
     def evolve(self, event: ev.Event) -> None:
         self.version += 1
-        self._apply(event)
+        # The dispatcher itself: `self._apply` would build a bound wrapper on every call (~20 us).
+        _apply_for(type(event))(self, event)
 
     @singledispatchmethod
     def _apply(self, event: ev.Event) -> None:
@@ -115,3 +116,6 @@ class BusinessState:
     @_apply.register
     def _(self, e: ev.EscalationClosed) -> None:
         self.escalations[e.escalation_id] = e.resolution
+
+
+_apply_for = BusinessState.__dict__["_apply"].dispatcher.dispatch

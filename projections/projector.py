@@ -9,7 +9,6 @@ the same events twice.
 """
 from __future__ import annotations
 
-import gc
 import hashlib
 import logging
 import threading
@@ -25,6 +24,7 @@ from sqlalchemy.exc import DBAPIError, IntegrityError, SQLAlchemyError
 from sqlalchemy.schema import CreateTable
 
 from ledger import events as ev
+from ledger.bulk import no_cyclic_gc
 from ledger.store import Store
 from projections import blocks, escalations, intents, orders
 from projections.rows import Int64, View, metadata, stored_columns
@@ -67,6 +67,10 @@ class Replayed:
 class Projector:
     def __init__(self, store: Store, page_events: int = page_events_max):
         self.store, self.engine, self.page_events = store, store.engine, page_events
+        # Between catch-ups: the rows as of a tracked position, so a writer's next batch reads
+        # back only rows it has not seen. Used only while the tracked position is still that one.
+        self._kept: tuple[int, View] | None = None
+        self._catching_up = threading.Lock()  # callers on several threads share the kept rows
         # A replay reads the log while its own transaction writes: on SQLite only WAL lets the two overlap.
         store.datastore.init_sqlite_wal_mode()
         try:
@@ -89,7 +93,7 @@ class Projector:
 
     def catch_up(self, until: int | None = None, progress: Progress | None = None) -> int:
         """Apply every event after the tracked position, up to `until` (inclusive). Returns how many."""
-        with _bulk():
+        with self._catching_up, no_cyclic_gc():
             return self._catch_up(until, progress)
 
     def keep_up(self) -> None:
@@ -111,11 +115,12 @@ class Projector:
     def replay(self, until: int | None = None, progress: Progress | None = None) -> Replayed:
         """Drop and rebuild every projection from the log, in one transaction: a reader sees
         the old rows or the new, and the checksum is of exactly what was rebuilt."""
-        with _bulk():
+        with no_cyclic_gc():
             return self._rebuild(until, progress)
 
-    # The working rows live in these two frames only: they are freed when the frame returns,
-    # before the cyclic GC is back on (else its first pass walks them all once more).
+    # A replay's working rows live in its frame only: they are freed when the frame returns,
+    # before the cyclic GC is back on (else its first pass walks them all once more). A
+    # catch-up keeps at most catch_up_rows_kept_max rows (of plain values, which the GC skips).
 
     def _catch_up(self, until: int | None, progress: Progress | None) -> int:
         applied = 0
@@ -125,8 +130,10 @@ class Projector:
                 (log.warning if version else log.info)(
                     "projections were built as %r, this code is %r: rebuilding from the log", version, VERSION)
                 return applied + self._rebuild(until, progress).events
-            view = View(TABLES)
+            kept = self._kept
+            view = kept[1] if kept is not None and kept[0] == last else View(TABLES)
             for page in _pages(self.store.notifications(last + 1, until), self.page_events):
+                self._kept = None  # a page that fails leaves the view ahead of the tables
                 with self.engine.begin() as conn:
                     if not _advance(conn, last, page[-1][0]):
                         break  # another projector applied these: read its position again
@@ -134,12 +141,14 @@ class Projector:
                     view.flush(conn)
                 applied, last = applied + len(page), page[-1][0]
                 view = view if view.size() < catch_up_rows_kept_max else View(TABLES)
+                self._kept = (last, view)
                 if progress:
                     progress(last, applied)
             else:
                 return applied
 
     def _rebuild(self, until: int | None, progress: Progress | None) -> Replayed:
+        self._kept = None
         applied = last = 0
         view = View(TABLES, complete=True)  # the tables start empty: nothing to read back
         indexed = False
@@ -228,19 +237,6 @@ def _checksum(conn: Connection) -> str:
         finally:
             cursor.close()
     return digest.hexdigest()
-
-
-@contextmanager
-def _bulk() -> Iterator[None]:
-    """No cyclic GC while folding: the fold makes no cycles, but every collection walked the
-    whole working set, which made a replay ~2x slower. Reference counting still frees all."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 @contextmanager

@@ -14,7 +14,7 @@ from ledger.service import Ledger
 from ledger.store import Store
 
 default_db_url = "sqlite:///ledger.db"
-batch_records_max = 500
+batch_records_max = 5000  # one transaction (one fsync) and one projection page per batch
 read_chunk_bytes = 1 << 16
 
 

@@ -1,0 +1,24 @@
+"""Bulk work without the cyclic garbage collector.
+
+Deciding a batch and folding a page make no reference cycles, but they allocate tens of
+thousands of objects, and each collection pass walks everything long-lived as well (the
+in-memory state, a projector's kept rows): with it on, `ledger process` spent ~40% of its
+time in the collector. Reference counting still frees everything; a cycle made anyway is
+collected once the collector is back on.
+"""
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+
+@contextmanager
+def no_cyclic_gc() -> Iterator[None]:
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
