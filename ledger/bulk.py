@@ -22,3 +22,11 @@ def no_cyclic_gc() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
+
+
+def keep_survivors() -> None:
+    """After a batch, in a process that keeps its state for its whole life: collect the batch's
+    own cycles once, then exempt what survived (state, kept rows) from every later pass, which
+    would otherwise walk the growing state again and again (~6% of `ledger process`)."""
+    gc.collect(0)
+    gc.freeze()

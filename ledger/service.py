@@ -59,6 +59,9 @@ class Ledger:
         self.provider = provider or SandboxProvider()
         self.now, self.new_id = now, new_id
         self._states: dict[str, BusinessState] = {}
+        # (position, event) of the last commands written: a projector in the same process
+        # can take them as they are instead of reading them back.
+        self.written: list[tuple[int, ev.Event]] = []
         # One writer at a time per Ledger: the Kafka loop and the webhook may share one.
         self._lock = threading.RLock()
 
@@ -92,7 +95,8 @@ class Ledger:
             try:
                 seen = self.store.claims_for("command", [i.command.command_id for i in items if isinstance(i, Parsed)])
                 outcomes = [self._one(item, seen, appended, claims) for item in items]
-                self.store.write(appended, claims, extra(outcomes) if extra else ())
+                positions = self.store.write(appended, claims, extra(outcomes) if extra else ())
+                self.written = list(zip(positions, (e for _, e in appended)))
                 return outcomes
             except IntegrityError:
                 if not self._raced(appended, claims):

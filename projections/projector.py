@@ -12,10 +12,10 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from itertools import islice
+from itertools import chain, islice
 
 import orjson
 from sqlalchemy import Column, Table, Text, select
@@ -91,15 +91,19 @@ class Projector:
                                .where(tracking.c.name == tracker_name)).one()
         return row.position, row.version
 
-    def catch_up(self, until: int | None = None, progress: Progress | None = None) -> int:
-        """Apply every event after the tracked position, up to `until` (inclusive). Returns how many."""
-        with self._catching_up, no_cyclic_gc():
-            return self._catch_up(until, progress)
+    def catch_up(self, until: int | None = None, progress: Progress | None = None,
+                 written: Sequence[tuple[int, ev.Event]] = ()) -> int:
+        """Apply every event after the tracked position, up to `until` (inclusive). Returns how many.
 
-    def keep_up(self) -> None:
+        `written`: (position, event) pairs this process just wrote, used instead of reading
+        them back when they are exactly the next positions (so no other writer's are between)."""
+        with self._catching_up, no_cyclic_gc():
+            return self._catch_up(until, progress, written)
+
+    def keep_up(self, written: Sequence[tuple[int, ev.Event]] = ()) -> None:
         """Catch up, for writers: a projection that fails is caught up by the next reader."""
         try:
-            self.catch_up()
+            self.catch_up(written=written)
         except Exception:
             log.exception("projections could not catch up; the log is unaffected")
 
@@ -122,7 +126,8 @@ class Projector:
     # before the cyclic GC is back on (else its first pass walks them all once more). A
     # catch-up keeps at most catch_up_rows_kept_max rows (of plain values, which the GC skips).
 
-    def _catch_up(self, until: int | None, progress: Progress | None) -> int:
+    def _catch_up(self, until: int | None, progress: Progress | None,
+                  written: Sequence[tuple[int, ev.Event]] = ()) -> int:
         applied = 0
         while True:
             last, version = self.tracked()
@@ -132,7 +137,7 @@ class Projector:
                 return applied + self._rebuild(until, progress).events
             kept = self._kept
             view = kept[1] if kept is not None and kept[0] == last else View(TABLES)
-            for page in _pages(self.store.notifications(last + 1, until), self.page_events):
+            for page in _pages(self._log_after(last, until, written), self.page_events):
                 self._kept = None  # a page that fails leaves the view ahead of the tables
                 with self.engine.begin() as conn:
                     if not _advance(conn, last, page[-1][0]):
@@ -146,6 +151,14 @@ class Projector:
                     progress(last, applied)
             else:
                 return applied
+
+    def _log_after(self, last: int, until: int | None,
+                   written: Sequence[tuple[int, ev.Event]]) -> Iterable[tuple[int, ev.Event]]:
+        n = len(written)
+        if not n or until is not None or written[0][0] != last + 1 or written[-1][0] != last + n:
+            return self.store.notifications(last + 1, until)
+        # Positions are unique and rising: n of them from last + 1 to last + n leave no room for others.
+        return chain(written, self.store.notifications(last + n + 1))
 
     def _rebuild(self, until: int | None, progress: Progress | None) -> Replayed:
         self._kept = None

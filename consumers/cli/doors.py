@@ -6,6 +6,7 @@ import sys
 
 from consumers.cli.common import add_db, batches, emit, open_input, open_ledger
 from consumers.cli.table import print_outcome
+from ledger.bulk import keep_survivors
 from projections.projector import Projector
 
 
@@ -32,5 +33,6 @@ def run(args: argparse.Namespace, door: str) -> int:
         for outcome in ledger.handle(batch, door):
             print_outcome(outcome) if args.table else emit(outcome)
         sys.stdout.flush()
-        projector.keep_up()  # outcomes first: a slow or failing projection never holds them back
+        projector.keep_up(ledger.written)  # outcomes first: a slow or failing projection never holds them back
+        keep_survivors()
     return 0
