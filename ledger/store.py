@@ -77,6 +77,14 @@ def _insert_sqlite(conn: Any, table: str, stored_events: Sequence[StoredEvent]) 
     return list(range(last - len(stored_events) + 1, last + 1))
 
 
+def _insert_claims(conn: Any, new_claims: Sequence[Claim]) -> None:
+    """The driver's executemany: SQLAlchemy's per-row parameter handling cost ~6% of a batch."""
+    mark = "?" if conn.dialect.paramstyle == "qmark" else "%s"
+    conn.exec_driver_sql(
+        f"INSERT INTO ledger_claims (scope, key, content_hash, outcome) VALUES ({mark}, {mark}, {mark}, {mark})",
+        [(c.scope, c.key, c.content_hash, c.outcome) for c in new_claims])
+
+
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor = dbapi_connection.cursor()
     # FULL: an acknowledged command survives power loss; busy_timeout: a second writer waits.
@@ -173,7 +181,7 @@ class Store:
         with self.datastore.transaction(commit=True) as session:
             positions = self.recorder.insert_events(stored, session=session) if stored else []
             if new_claims:
-                session.execute(claims.insert(), [c.__dict__ for c in new_claims])
+                _insert_claims(session.connection(), new_claims)
             for statement in statements:
                 session.execute(statement)
         return list(positions or [])

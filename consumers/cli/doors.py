@@ -6,7 +6,7 @@ import sys
 
 from consumers.cli.common import add_db, batches, emit, open_input, open_ledger
 from consumers.cli.table import print_outcome
-from ledger.bulk import keep_survivors
+from ledger.bulk import keep_survivors, no_cyclic_gc
 from projections.projector import Projector
 
 
@@ -30,9 +30,15 @@ def run(args: argparse.Namespace, door: str) -> int:
     ledger = open_ledger(args)
     projector = Projector(ledger.store)
     for batch in batches(stream):
-        for outcome in ledger.handle(batch, door):
-            print_outcome(outcome) if args.table else emit(outcome)
-        sys.stdout.flush()
-        projector.keep_up(ledger.written)  # outcomes first: a slow or failing projection never holds them back
+        # The collector stays off until the batch's temporaries are gone: one pass over what is left.
+        with no_cyclic_gc():
+            _answer(ledger.handle(batch, door), args.table)
+            projector.keep_up(ledger.written)  # outcomes first: a slow or failing projection never holds them back
         keep_survivors()
     return 0
+
+
+def _answer(outcomes: list[dict], table: bool) -> None:
+    for outcome in outcomes:
+        print_outcome(outcome) if table else emit(outcome)
+    sys.stdout.flush()
