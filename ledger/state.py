@@ -7,28 +7,29 @@ from functools import singledispatchmethod
 from ledger import events as ev
 
 
-@dataclass
+# Slots: a business keeps every order it ever placed; ~40 bytes less each (1M orders: ~40 MB).
+@dataclass(slots=True)
 class Product:
     name: str
     unit_price: int
     available: int
 
 
-@dataclass
+@dataclass(slots=True)
 class Customer:
     name: str
     credit_limit: int
     exposure: int = 0  # the sum of outstanding over this customer's orders
 
 
-@dataclass
+@dataclass(slots=True)
 class Link:
     reference: str
     url: str
     amount: int
 
 
-@dataclass
+@dataclass(slots=True)
 class Order:
     customer_id: str
     total: int
