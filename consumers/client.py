@@ -23,11 +23,10 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.structs import ConsumerRecord
 
 from consumers.backoff import Backoff, first_line
-from consumers.topics import CORRELATION_HEADER, Topics, bootstrap_servers
+from consumers.topics import CORRELATION_HEADER, Topics, bootstrap_servers, default_timeout_s
 
 log = logging.getLogger("ledger.client")
 
-default_timeout_s = 30.0
 Command = Mapping[str, Any] | bytes | str
 
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import signal
+from typing import TYPE_CHECKING
 
-from aiohttp import web
+if TYPE_CHECKING:
+    from aiohttp import web
 
 
 def parse_listen(value: str) -> tuple[str, int]:
@@ -30,6 +32,8 @@ def is_loopback(host: str) -> bool:
 async def start_site(app: web.Application, listen: str) -> web.AppRunner:
     """Serve `app` on `listen` in the running loop; `runner.addresses` holds where.
     The caller awaits `runner.cleanup()`."""
+    from aiohttp import web  # here: every subcommand imports this module for parse_listen
+
     host, port = parse_listen(listen)
     runner = web.AppRunner(app)
     await runner.setup()

@@ -11,9 +11,6 @@ import logging
 import os
 from dataclasses import dataclass
 
-from aiokafka.admin import AIOKafkaAdminClient, NewTopic
-from aiokafka.errors import TopicAlreadyExistsError
-
 log = logging.getLogger("ledger.kafka")
 
 default_bootstrap = "localhost:9092"
@@ -28,7 +25,8 @@ ERROR_HEADER = "ledger-error"
 # On outcome and DLQ messages: "topic/partition/offset" of the command message.
 SOURCE_HEADER = "ledger-source"
 
-_topic_already_exists = TopicAlreadyExistsError.errno
+# How long a waiter (`ledger submit`, LedgerClient) gives an outcome by default.
+default_timeout_s = 30.0
 
 
 @dataclass(frozen=True)
@@ -61,6 +59,10 @@ def bootstrap_servers(value: str | None) -> str:
 async def create_topics(bootstrap: str, names: list[str], partitions: int = partitions_default,
                         replication: int = replication_default) -> list[str]:
     """Create the missing topics; an existing one is fine. Returns the names created."""
+    # Imported here: every `ledger` subcommand imports this module for its names.
+    from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+    from aiokafka.errors import TopicAlreadyExistsError
+
     admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
     await admin.start()
     try:
@@ -76,7 +78,7 @@ async def create_topics(bootstrap: str, names: list[str], partitions: int = part
         for name, code, message in [(e[0], e[1], e[2]) for e in response.topic_errors]:
             if code == 0:
                 created.append(name)
-            elif code != _topic_already_exists:
+            elif code != TopicAlreadyExistsError.errno:
                 raise RuntimeError(f"cannot create topic {name}: {message or code}")
         if created:
             log.info("created topics %s with %d partitions", ", ".join(created), partitions)

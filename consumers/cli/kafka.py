@@ -8,15 +8,11 @@ import os
 import signal
 import sys
 
-from aiokafka.errors import KafkaError
-
-from consumers import webhook_http
-from consumers.http_site import parse_listen
 from consumers.backoff import Backoff, first_line
 from consumers.cli.common import UsageError, add_db, emit, open_input, open_ledger
-from consumers.client import LedgerClient, default_timeout_s
-from consumers.kafka_consumer import ServeConfig, Server
-from consumers.topics import Topics, bootstrap_servers, create_topics, default_group, partitions_default
+from consumers.http_site import parse_listen
+from consumers.topics import (Topics, bootstrap_servers, create_topics, default_group, default_timeout_s,
+                              partitions_default)
 from ledger.service import Ledger
 
 log = logging.getLogger("ledger.kafka")
@@ -77,6 +73,10 @@ def serve(args: argparse.Namespace) -> int:
 
 
 async def _serve(args: argparse.Namespace) -> int:
+    # The Kafka and HTTP stacks load only for the subcommands that use them.
+    from consumers import webhook_http
+    from consumers.kafka_consumer import ServeConfig, Server
+
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
 
@@ -129,6 +129,8 @@ def _give_up() -> None:
 # --- submit -------------------------------------------------------------------
 
 def submit(args: argparse.Namespace) -> int:
+    from aiokafka.errors import KafkaError
+
     if args.timeout < 0:
         raise UsageError("--timeout must not be negative")
     stream = open_input(args.file)
@@ -141,6 +143,8 @@ def submit(args: argparse.Namespace) -> int:
 
 
 async def _submit(args: argparse.Namespace, lines: list[tuple[int, bytes]]) -> int:
+    from consumers.client import LedgerClient
+
     async with LedgerClient(args.bootstrap_servers, _topics(args)) as client:
         futures = [await client.send(raw, admin=args.admin) for _, raw in lines]
         loop = asyncio.get_running_loop()

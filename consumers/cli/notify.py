@@ -10,7 +10,6 @@ import sys
 from urllib.parse import urlsplit
 
 from consumers.cli.common import UsageError, add_db, emit, open_store
-from consumers.notify import Notifier, Undelivered, run, secret_from_env
 
 log = logging.getLogger("ledger.notify")
 interval_ms_default = 1000
@@ -33,6 +32,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def notify(args: argparse.Namespace) -> int:
+    from consumers.notify import Notifier, Undelivered, run, secret_from_env  # aiohttp: only when used
+
     url = urlsplit(args.webhook)
     if url.scheme not in ("http", "https") or not url.hostname:
         raise UsageError(f"--webhook must be an http(s) URL, got {args.webhook!r}")
