@@ -55,8 +55,11 @@ def _str(obj: dict[str, Any], key: str, chars_max: int = 1 << 30) -> str | None:
     return value if isinstance(value, str) and 0 < len(value) <= chars_max else None
 
 
-def _excerpt(raw: bytes) -> str:
-    return raw[:raw_excerpt_bytes_max].decode("utf-8", errors="replace")
+def excerpt(raw: bytes) -> str:
+    """At most 1 KiB of the raw input, as text: invalid bytes shown as U+FFFD, and the
+    cut never leaves a partial character or goes past the limit."""
+    text = raw[:raw_excerpt_bytes_max].decode("utf-8", errors="replace")
+    return text.encode("utf-8")[:raw_excerpt_bytes_max].decode("utf-8", errors="ignore")
 
 
 def _first_error(exc: ValidationError) -> str:
@@ -75,9 +78,9 @@ def parse(raw: bytes | str, door: str) -> Parsed | Rejection | NotPermitted:
     try:
         obj = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
-        return Rejection(error=f"invalid JSON: {exc}", raw=_excerpt(raw))
+        return Rejection(error=f"invalid JSON: {exc}", raw=excerpt(raw))
     if not isinstance(obj, dict):
-        return Rejection(error=f"expected a JSON object, got {type(obj).__name__}", raw=_excerpt(raw))
+        return Rejection(error=f"expected a JSON object, got {type(obj).__name__}", raw=excerpt(raw))
     kind = _str(obj, "type")  # a string first: a list or object `type` is unreadable, not a crash
     envelope = dict(
         command_id=_str(obj, "command_id", command_id_chars_max),
@@ -88,11 +91,11 @@ def parse(raw: bytes | str, door: str) -> Parsed | Rejection | NotPermitted:
         turn_id=_str(obj, "turn_id"))
     unreadable = [k for k in ("command_id", "type", "business_id") if envelope[k] is None]
     if unreadable:
-        return Rejection(error=f"unreadable {', '.join(unreadable)}", raw=_excerpt(raw), **envelope)
+        return Rejection(error=f"unreadable {', '.join(unreadable)}", raw=excerpt(raw), **envelope)
     if envelope["type"] not in DOORS[door]:
         return NotPermitted(**envelope)
     try:
         command = DOORS[door][envelope["type"]].model_validate(obj)
     except ValidationError as exc:
-        return Rejection(error=_first_error(exc), raw=_excerpt(raw), **envelope)
+        return Rejection(error=_first_error(exc), raw=excerpt(raw), **envelope)
     return Parsed(command=command, content=orjson.dumps(obj, option=orjson.OPT_SORT_KEYS))

@@ -19,7 +19,7 @@ from typing import Any
 
 from sqlalchemy.sql import Executable
 
-from commands.parsing import NotPermitted, Parsed, Rejection, parse
+from commands.parsing import NotPermitted, Parsed, Rejection, excerpt, parse
 from ledger import events as ev
 from ledger.bulk import no_cyclic_gc
 from ledger.decide import Blocked, Stamp, block, decide, refuse, reject
@@ -192,7 +192,7 @@ class Ledger:
             return self._handle_webhook(read_as, body)
 
     def _handle_webhook(self, read_as: Payment | Any, body: bytes) -> Outcome:
-        raw = body[:1024].decode("utf-8", errors="replace")
+        raw = excerpt(body)
         while True:
             stamp = self.stamp()
             appended: list[tuple[int, ev.Event]] = []

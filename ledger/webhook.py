@@ -10,11 +10,11 @@ from typing import Annotated, Any, Literal
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
+from commands.parsing import excerpt
 from ledger import events as ev
 from ledger.decide import Stamp
 from ledger.state import BusinessState
 
-raw_excerpt_bytes_max = 1024
 
 
 class _Data(BaseModel):
@@ -57,7 +57,7 @@ def _peek(body: bytes) -> dict[str, Any] | None:
 
 
 def read(body: bytes, verified: bool) -> Payment | Refusal:
-    raw = body[:raw_excerpt_bytes_max].decode("utf-8", errors="replace")
+    raw = excerpt(body)
     peek = _peek(body) or {}
     event_id = peek.get("id") if isinstance(peek.get("id"), str) else None
     if not verified:

@@ -342,3 +342,10 @@ def test_a_total_past_64_bits_reads_back_from_the_log_exactly(ledger, store):
     ledger.handle([raw(order("c", [line(f"s{i}", top) for i in range(3)]))], "agent")
     [(_, blocked), _] = list(store.notifications(first + 1))
     assert blocked.details["order_total"] == 3 * top * top
+
+
+def test_a_rejection_keeps_at_most_one_kibibyte_of_the_raw_input(ledger, store):
+    [out] = ledger.handle([("\u20ac" * 2000).encode()], "agent")
+    [(_, rejected)] = list(store.notifications())
+    assert out["status"] == "rejected"
+    assert 0 < len(rejected.raw.encode("utf-8")) <= 1024
