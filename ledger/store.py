@@ -159,7 +159,10 @@ class Store:
         query = query.order_by(key).limit(notifications_page_max)
         while True:
             with self.engine.connect() as conn:
-                page = conn.execute(query.where(key > after)).all()
+                # The driver's plain tuples: a Row each cost ~15% of reading a replay's log.
+                result = conn.execute(query.where(key > after))
+                page = result.cursor.fetchall()
+                result.close()
             for row in page:
                 yield row[0], ev.decode(row[1], row[2])
             if len(page) < notifications_page_max:
