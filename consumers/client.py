@@ -48,9 +48,10 @@ class LedgerClient:
         await self.stop()
 
     async def start(self) -> None:
-        self._producer = AIOKafkaProducer(bootstrap_servers=self.bootstrap, acks="all", linger_ms=2)
+        # No linger and a short fetch wait: an agent waits on each round trip.
+        self._producer = AIOKafkaProducer(bootstrap_servers=self.bootstrap, acks="all", linger_ms=0)
         self._consumer = AIOKafkaConsumer(bootstrap_servers=self.bootstrap, group_id=None,
-                                          enable_auto_commit=False, fetch_max_wait_ms=5)
+                                          enable_auto_commit=False, fetch_max_wait_ms=1)
         try:
             await self._producer.start()
             await self._consumer.start()

@@ -44,7 +44,9 @@ class ServeConfig:
     topics: Topics = field(default_factory=Topics)
     session_timeout_ms: int = 10_000
     poll_records_max: int = 500
-    fetch_wait_ms: int = 5
+    # The broker (Tansu) holds a fetch for the whole wait even when records arrive, so
+    # every ms here is a ms on each command's round trip.
+    fetch_wait_ms: int = 1
 
 
 class Server:
@@ -100,7 +102,9 @@ class Server:
         backoff = Backoff()
         while not stop.is_set():
             c = self.config
-            producer = AIOKafkaProducer(bootstrap_servers=c.bootstrap, acks="all", linger_ms=2,
+            # No linger: an outcome goes out at once; under load, messages sent while a
+            # request is in flight still batch up behind it.
+            producer = AIOKafkaProducer(bootstrap_servers=c.bootstrap, acks="all", linger_ms=0,
                                         max_batch_size=1 << 18)
             consumer = AIOKafkaConsumer(
                 bootstrap_servers=c.bootstrap, group_id=c.group, enable_auto_commit=False,
