@@ -27,6 +27,7 @@ from tests.conftest import _fresh_pg
 
 LEDGER = str(Path(sys.executable).parent / "ledger")
 session_timeout_ms = 3000  # a killed consumer is noticed this fast
+serve_start_s_max = 30
 serve_stop_s_max = 40.0
 
 
@@ -71,8 +72,12 @@ class Serve:
         self.proc.wait()
 
     def stop(self) -> int:
-        """SIGTERM; the exit status."""
+        """SIGTERM to a serving process (one just restarted may still be starting up:
+        a signal before Python has installed any handler kills it outright); the exit status."""
         assert self.proc is not None
+        deadline = time.monotonic() + serve_start_s_max
+        while self.proc.poll() is None and b"serving " not in self.log.read_bytes() and time.monotonic() < deadline:
+            time.sleep(0.05)
         if self.proc.poll() is None:
             os.kill(self.proc.pid, signal.SIGTERM)
         return self.proc.wait(serve_stop_s_max)

@@ -73,10 +73,6 @@ def serve(args: argparse.Namespace) -> int:
 
 
 async def _serve(args: argparse.Namespace) -> int:
-    # The Kafka and HTTP stacks load only for the subcommands that use them.
-    from consumers import webhook_http
-    from consumers.kafka_consumer import ServeConfig, Server
-
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
 
@@ -89,6 +85,10 @@ async def _serve(args: argparse.Namespace) -> int:
 
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, on_signal, sig.name)
+    # Loaded once a stop can be heard, and only by the subcommand that uses them.
+    from consumers import webhook_http
+    from consumers.kafka_consumer import ServeConfig, Server
+
     bootstrap, topics = bootstrap_servers(args.bootstrap_servers), _topics(args)
     ledger = await _retry("opening the database", lambda: asyncio.to_thread(open_ledger, args), stop)
     if args.create_topics:
