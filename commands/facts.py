@@ -53,10 +53,6 @@ class Fact(BaseModel, Generic[T]):
             object.__setattr__(self, "value", typed)
         return self
 
-    @classmethod
-    def of(cls, value: Any, source: str) -> "Fact[Any]":
-        return Fact(status="known", value=value, source=source)
-
 
 UNKNOWN: Fact[Any] = Fact(status="unknown")
 

@@ -190,7 +190,3 @@ class Store:
             for statement in statements:
                 session.execute(statement)
         return list(positions or [])
-
-    def session(self) -> Any:
-        """A transaction on the store's connection, for writers that keep their own tables."""
-        return self.datastore.transaction(commit=True)
