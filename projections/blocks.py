@@ -34,12 +34,12 @@ tables = (blocks,)
 
 
 def _row(position: int, e: Any, command_type: str | None, status: str, fields: list | None = None,
-         details: dict | None = None, conflicts: dict | None = None) -> dict[str, Any]:
-    return {"position": position, "command_id": e.command_id, "business_id": e.business_id,
-            "agent_id": e.agent_id, "conversation_id": e.conversation_id, "turn_id": e.turn_id,
-            "type": command_type, "status": status, "reason": e.reason,
-            "fields": canonical(fields) if fields else "[]", "details": canonical(details) if details else "{}",
-            "conflicts": canonical(conflicts) if conflicts else "{}", "recorded_at": e.recorded_at}
+         details: dict | None = None, conflicts: dict | None = None) -> list[Any]:
+    """The row in the table's column order."""
+    return [position, e.command_id, e.business_id, e.agent_id, e.conversation_id, e.turn_id,
+            command_type, status, e.reason, canonical(fields) if fields else "[]",
+            canonical(details) if details else "{}", canonical(conflicts) if conflicts else "{}",
+            e.recorded_at]
 
 
 def _blocked(view: View, position: int, e: ev.CommandBlocked) -> None:

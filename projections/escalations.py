@@ -7,7 +7,7 @@ from __future__ import annotations
 from sqlalchemy import Column, Table, Text
 
 from ledger import events as ev
-from projections.rows import Key, View, dispatch, projection_table
+from projections.rows import Key, View, at, dispatch, projection_table
 
 escalations = projection_table(
     "proj_escalations", ("business_id", "escalation_id"),
@@ -28,28 +28,30 @@ def _keys(e: ev.Event) -> list[tuple[Table, Key]]:
     return [(escalations, (e.business_id, e.escalation_id))]
 
 
+_STATUS, _CLOSED_AT = at(escalations, "status"), at(escalations, "closed_at")
+
+
 def _raised(view: View, position: int, e: ev.EscalationRaised) -> None:
     key = (e.business_id, e.escalation_id)
     if view.get(escalations, key) is None:
-        view.put(escalations, key, {
-            "business_id": e.business_id, "escalation_id": e.escalation_id,
-            "conversation_id": e.conversation_id, "turn_id": e.turn_id, "cause": e.cause,
-            "reason": e.reason, "status": "open", "raised_at": e.recorded_at, "closed_at": None,
-            "position": position})
+        view.put(escalations, key, [position, e.business_id, e.escalation_id, e.conversation_id, e.turn_id,
+                                    e.cause, e.reason, "open", e.recorded_at, None])  # in column order
 
 
 def _acknowledged(view: View, position: int, e: ev.EscalationAcknowledged) -> None:
     key = (e.business_id, e.escalation_id)
     row = view.get(escalations, key)
     if row is not None:
-        view.put(escalations, key, {**row, "status": "acknowledged"})
+        row[_STATUS] = "acknowledged"
+        view.put(escalations, key, row)
 
 
 def _closed(view: View, position: int, e: ev.EscalationClosed) -> None:
     key = (e.business_id, e.escalation_id)
     row = view.get(escalations, key)
     if row is not None:
-        view.put(escalations, key, {**row, "status": e.resolution, "closed_at": e.recorded_at})
+        row[_STATUS], row[_CLOSED_AT] = e.resolution, e.recorded_at
+        view.put(escalations, key, row)
 
 
 HANDLERS = {ev.EscalationRaised: _raised, ev.EscalationAcknowledged: _acknowledged, ev.EscalationClosed: _closed}

@@ -11,7 +11,7 @@ import itertools
 from sqlalchemy import Column, Table, Text
 
 from ledger import events as ev
-from projections.rows import Json, Key, View, canonical, dispatch, projection_table
+from projections.rows import Json, Key, View, at, canonical, dispatch, projection_table
 
 INTENT_TABLE_VERSION = 1
 
@@ -60,32 +60,35 @@ def _keys(event: ev.Event) -> list[tuple[Table, Key]]:
 
 
 def _labelled(view: View, position: int, event: ev.Event) -> None:
-    if event.business_id is None or event.conversation_id is None or event.turn_id is None:
+    business_id, conversation_id, turn_id = event.business_id, event.conversation_id, event.turn_id
+    if business_id is None or conversation_id is None or turn_id is None:
         return
-    turn = (event.business_id, event.conversation_id, event.turn_id)
-    found = label(event)
+    turn = (business_id, conversation_id, turn_id)
+    found = _TYPE_LABEL[type(event)] or label(event)
     row = view.get(intents, turn)
     if row is None:
-        labels = frozenset((found,))
-    else:
-        before = _SETS[row["intents"]]
-        if found in before:
-            return
-        labels = before | {found}
-    spelled, first = _SPELLED[labels]
-    if row is None:
-        view.put(intents, turn, {"position": position, "business_id": turn[0], "conversation_id": turn[1],
-                                 "turn_id": turn[2], "intents": spelled, "primary_intent": first,
-                                 "recorded_at": event.recorded_at})
-    else:
-        view.put(intents, turn, {**row, "intents": spelled, "primary_intent": first})
+        spelled, first = _WITH[None, found]
+        view.put(intents, turn, [position, business_id, conversation_id, turn_id, spelled, first,
+                                 event.recorded_at])
+        return
+    spelled, first = _WITH[row[_INTENTS], found]
+    if spelled != row[_INTENTS]:
+        row[_INTENTS], row[_PRIMARY] = spelled, first
+        view.put(intents, turn, row)
 
 
-# Every set of labels a turn can have, with its stored spelling and primary intent: a replay
-# meets the same few dozen sets a million times, so they are worked out once.
-_SPELLED = {frozenset(subset): (canonical(sorted(subset)), min(subset, key=_RANK.__getitem__))
-            for n in range(1, len(PRECEDENCE) + 1) for subset in itertools.combinations(PRECEDENCE, n)}
-_SETS = {spelled: labels for labels, (spelled, _) in _SPELLED.items()}
+_INTENTS, _PRIMARY = at(intents, "intents"), at(intents, "primary_intent")
+# A replay labels a million events with a few dozen sets of labels: every step from a set (by
+# its stored spelling; None for no row yet) and a label to the next set's spelling and primary
+# intent is worked out once, here.
+_SETS = [frozenset(subset) for n in range(len(PRECEDENCE) + 1) for subset in itertools.combinations(PRECEDENCE, n)]
+_SPELLED = {labels: canonical(sorted(labels)) if labels else None for labels in _SETS}
+_WITH = {(_SPELLED[labels], found): (canonical(sorted(labels | {found})),
+                                     min(labels | {found}, key=_RANK.__getitem__))
+         for labels in _SETS for found in PRECEDENCE}
+# The label an event type always gets; None where it depends on the event (a block's reason).
+_TYPE_LABEL = {ev.Event.registry[kind]: None if kind in _BY_REASON else found
+               for (kind, reason), found in LABELS.items() if reason is None}
 
 
 _LABELLED = {ev.Event.registry[kind] for kind, _ in LABELS}

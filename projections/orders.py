@@ -10,7 +10,7 @@ from __future__ import annotations
 from sqlalchemy import Column, Table, Text
 
 from ledger import events as ev
-from projections.rows import Int64, Key, View, dispatch, projection_table
+from projections.rows import Int64, Key, View, at, dispatch, projection_table
 
 orders = projection_table(
     "proj_orders", ("business_id", "order_id"),
@@ -50,55 +50,61 @@ def status(total: int, paid: int) -> str:
     return "partially_paid" if paid > 0 else "open"
 
 
-def _add(view: View, table: Table, key: Key, column: str, amount: int) -> None:
+def _add(view: View, table: Table, key: Key, column: int, amount: int) -> None:
     row = view.get(table, key)
     if row is not None:
-        view.put(table, key, {**row, column: row[column] + amount})
+        row[column] += amount
+        view.put(table, key, row)
 
 
-def _set(view: View, table: Table, key: Key, column: str, value: int) -> None:
+def _set(view: View, table: Table, key: Key, column: int, value: int) -> None:
     row = view.get(table, key)
     if row is not None:
-        view.put(table, key, {**row, column: value})
+        row[column] = value
+        view.put(table, key, row)
+
+
+# Rows are lists in their table's column order: new ones are spelled out in it, changes go by place.
+_AVAILABLE, _UNIT_PRICE = at(stock, "available"), at(stock, "unit_price")
+_EXPOSURE, _CREDIT_LIMIT = at(customers, "exposure"), at(customers, "credit_limit")
+_TOTAL, _PAID, _OUTSTANDING, _STATUS = (at(orders, c) for c in ("total", "paid", "outstanding", "status"))
 
 
 def _product_registered(view: View, position: int, e: ev.ProductRegistered) -> None:
-    if view.get(stock, (e.business_id, e.sku)) is None:
-        view.put(stock, (e.business_id, e.sku), {
-            "business_id": e.business_id, "sku": e.sku, "name": e.name, "unit_price": e.unit_price,
-            "available": e.stock, "position": position, "recorded_at": e.recorded_at})
+    key = (e.business_id, e.sku)
+    if view.get(stock, key) is None:
+        view.put(stock, key, [position, e.business_id, e.sku, e.name, e.unit_price, e.stock, e.recorded_at])
 
 
 def _restocked(view: View, position: int, e: ev.ProductRestocked) -> None:
-    _add(view, stock, (e.business_id, e.sku), "available", e.quantity)
+    _add(view, stock, (e.business_id, e.sku), _AVAILABLE, e.quantity)
 
 
 def _price_set(view: View, position: int, e: ev.PriceSet) -> None:
-    _set(view, stock, (e.business_id, e.sku), "unit_price", e.unit_price)
+    _set(view, stock, (e.business_id, e.sku), _UNIT_PRICE, e.unit_price)
 
 
 def _customer_registered(view: View, position: int, e: ev.CustomerRegistered) -> None:
-    if view.get(customers, (e.business_id, e.customer_id)) is None:
-        view.put(customers, (e.business_id, e.customer_id), {
-            "business_id": e.business_id, "customer_id": e.customer_id, "name": e.name,
-            "credit_limit": e.credit_limit, "exposure": 0, "position": position, "recorded_at": e.recorded_at})
+    key = (e.business_id, e.customer_id)
+    if view.get(customers, key) is None:
+        view.put(customers, key, [position, e.business_id, e.customer_id, e.name, e.credit_limit, 0, e.recorded_at])
 
 
 def _credit_limit_set(view: View, position: int, e: ev.CreditLimitSet) -> None:
-    _set(view, customers, (e.business_id, e.customer_id), "credit_limit", e.credit_limit)
+    _set(view, customers, (e.business_id, e.customer_id), _CREDIT_LIMIT, e.credit_limit)
 
 
 def _order_placed(view: View, position: int, e: ev.OrderPlaced) -> None:
-    key = (e.business_id, e.order_id)
+    business_id = e.business_id
+    key = (business_id, e.order_id)
     if view.get(orders, key) is not None:
         return
-    view.put(orders, key, {
-        "business_id": e.business_id, "order_id": e.order_id, "customer_id": e.customer_id,
-        "total": e.total, "paid": 0, "outstanding": e.total, "status": status(e.total, 0),
-        "position": position, "recorded_at": e.recorded_at})
-    _add(view, customers, (e.business_id, e.customer_id), "exposure", e.total)
+    total = e.total
+    view.put(orders, key, [position, business_id, e.order_id, e.customer_id, total, 0, total, status(total, 0),
+                           e.recorded_at])
+    _add(view, customers, (business_id, e.customer_id), _EXPOSURE, total)
     for line in e.lines:
-        _add(view, stock, (e.business_id, line["sku"]), "available", -line["quantity"])
+        _add(view, stock, (business_id, line["sku"]), _AVAILABLE, -line["quantity"])
 
 
 def _payment_received(view: View, position: int, e: ev.PaymentReceived) -> None:
@@ -106,10 +112,12 @@ def _payment_received(view: View, position: int, e: ev.PaymentReceived) -> None:
     order = view.get(orders, key)
     if order is None:
         return
-    paid = order["paid"] + e.amount
-    outstanding = max(0, order["total"] - paid)
-    view.put(orders, key, {**order, "paid": paid, "outstanding": outstanding, "status": status(order["total"], paid)})
-    _add(view, customers, (e.business_id, e.customer_id), "exposure", outstanding - order["outstanding"])
+    total, before = order[_TOTAL], order[_OUTSTANDING]
+    paid = order[_PAID] + e.amount
+    outstanding = max(0, total - paid)
+    order[_PAID], order[_OUTSTANDING], order[_STATUS] = paid, outstanding, status(total, paid)
+    view.put(orders, key, order)
+    _add(view, customers, (e.business_id, e.customer_id), _EXPOSURE, outstanding - before)
 
 
 def _stock_key(e: ev.Event) -> list[tuple[Table, Key]]:

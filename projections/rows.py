@@ -1,13 +1,14 @@
 """What every projection shares: its MetaData and tables, canonical JSON, the working set.
 
 A page of events is projected against a `View`: the rows those events touch, loaded once
-up front (`need`, then `load`), replaced in memory by the projections' pure functions, and
-written back in bulk (`flush`). Rows are plain dicts holding only data taken from events,
-exactly as stored (JSON columns as canonical text), so a replay writes the same bytes.
+up front (`need`, then `load`), changed in memory by the projections' handlers, and written
+back in bulk (`flush`). Rows are plain lists in the table's column order (the order the
+driver writes them in: no dict a row to build, copy and take apart), holding only data
+taken from events, exactly as stored (JSON columns as canonical text), so a replay writes
+the same bytes.
 """
 from __future__ import annotations
 
-import operator
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -22,7 +23,7 @@ keys_per_statement_max = 200  # an OR of 200 keys stays well inside SQLite's exp
 Int64 = BigInteger().with_variant(Integer(), "sqlite")
 
 Key = tuple[Any, ...]
-Row = dict[str, Any]
+Row = list[Any]  # in the table's column order: `at` names the places
 Handler = Callable[["View", int, Any], None]
 
 
@@ -50,6 +51,11 @@ def projection_table(name: str, key: tuple[str, ...], *columns: Column) -> Table
     table.info["key"] = key
     table.info["columns"] = [str(c.name) for c in table.columns]  # plain str: orjson wants them as keys
     return table
+
+
+def at(table: Table, column: str) -> int:
+    """Where a column sits in the table's rows."""
+    return table.info["columns"].index(column)
 
 
 def dispatch(handlers: dict[type, Handler]) -> Handler:
@@ -93,6 +99,8 @@ class View:
         return self.rows[table].get(key)
 
     def put(self, table: Table, key: Key, row: Row) -> None:
+        """A new row, or one from `get` changed in place: either way it is written at `flush`
+        (a page that fails throws its whole view away, so in place is safe)."""
         self.rows[table][key] = row
         self.dirty[table][key] = None
 
@@ -110,7 +118,7 @@ class View:
             for chunk in _chunks(list(keys)):
                 for values in _by_keys(conn, table, "SELECT " + ", ".join(f'"{c}"' for c in columns), chunk):
                     key = tuple(values[i] for i in at)
-                    known[key] = dict(zip(columns, values))
+                    known[key] = list(values)
                     found.add(key)
             for key in keys:
                 known.setdefault(key, None)
@@ -134,24 +142,28 @@ class View:
 def insert(conn: Connection, table: Table, rows: list[Row]) -> None:
     """Bulk insert below SQLAlchemy's per-row parameter handling, which cost more than the fold.
 
-    PostgreSQL gets COPY (~5x executemany there); SQLite one executemany of tuples; anything
-    else the plain Core insert.
+    PostgreSQL gets COPY (~5x executemany there); SQLite one executemany of the rows, on the
+    driver's cursor (SQLAlchemy's would want each list made a tuple first); anything else the
+    plain Core insert.
     """
     if not rows:
         return
     columns = table.info["columns"]
-    tuples = list(map(operator.itemgetter(*columns), rows))
     if conn.dialect.name == "postgresql":
         names = ", ".join(f'"{c}"' for c in columns)
         with conn.connection.dbapi_connection.cursor() as cursor:
             with cursor.copy(f'COPY "{table.name}" ({names}) FROM STDIN') as copy:
-                for values in tuples:
+                for values in rows:
                     copy.write_row(values)
     elif conn.dialect.name == "sqlite":
         marks = ", ".join("?" for _ in columns)
-        conn.exec_driver_sql(f'INSERT INTO "{table.name}" ({", ".join(columns)}) VALUES ({marks})', tuples)
+        cursor = conn.connection.dbapi_connection.cursor()
+        try:
+            cursor.executemany(f'INSERT INTO "{table.name}" ({", ".join(columns)}) VALUES ({marks})', rows)
+        finally:
+            cursor.close()
     else:
-        conn.execute(table.insert(), rows)
+        conn.execute(table.insert(), [dict(zip(columns, values)) for values in rows])
 
 
 def _by_keys(conn: Connection, table: Table, verb: str, keys: list[Key]) -> Any:
