@@ -236,6 +236,7 @@ def _checksum(conn: Connection) -> str:
     """Each table's name and columns, then its rows in log order as JSON arrays, JSON columns as
     stored (already canonical text). Positions order rows alike under any backend's collation."""
     digest = hashlib.sha256()
+    update = digest.update
     for table in sorted(TABLES, key=lambda t: t.name):
         digest.update(orjson.dumps([table.name, table.info["columns"]]) + b"\n")
         query = select(*stored_columns(table)).order_by(table.c.position)
@@ -246,7 +247,9 @@ def _checksum(conn: Connection) -> str:
         try:
             cursor.execute(sql)
             while part := cursor.fetchmany(checksum_rows_per_fetch):
-                digest.update(b"\n".join(map(orjson.dumps, part)) + b"\n")  # no Python loop a row
+                # A line at a time: joining a fetch's lines first took ~10x as long (fresh memory each time).
+                for values in part:
+                    update(orjson.dumps(values, option=orjson.OPT_APPEND_NEWLINE))
         finally:
             cursor.close()
     return digest.hexdigest()
