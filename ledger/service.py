@@ -22,17 +22,21 @@ from sqlalchemy.sql import Executable
 from commands.parsing import NotPermitted, Parsed, Rejection, excerpt, parse
 from ledger import events as ev
 from ledger.bulk import no_cyclic_gc
-from ledger.decide import Blocked, Stamp, block, decide, refuse, reject
+from ledger.decide import Blocked, Stamp, block, decide, orders_read, refuse, reject
 from ledger.outcome import outcome
 from ledger.payments import PaymentProvider, SandboxProvider
 from ledger.state import BusinessState
-from ledger.store import Claim, IntegrityError, Store
+from ledger.store import Claim, IntegrityError, KeptOrder, Store
 from ledger.webhook import Payment, decide_payment, read, refusal_events
 
 log = logging.getLogger("ledger")
 
 Outcome = dict[str, Any]
 Extra = Callable[[list[Outcome]], Sequence[Executable]]
+# Orders (and link references) a business keeps in memory; older ones are read back from the
+# store when a command names them. ~300 bytes each: memory stays flat as orders pile up.
+orders_kept_max = 10_000
+_ORDER_EVENTS = (ev.OrderPlaced, ev.PaymentLinkIssued, ev.PaymentLinkVoided, ev.PaymentReceived)
 
 
 def utc_now() -> str:
@@ -74,8 +78,9 @@ def _hash(content: bytes) -> str:
 
 class Ledger:
     def __init__(self, store: Store, provider: PaymentProvider | None = None,
-                 now: Callable[[], str] = utc_now, new_id: Callable[[], str] = time_ordered_id):
-        self.store = store
+                 now: Callable[[], str] = utc_now, new_id: Callable[[], str] = time_ordered_id,
+                 orders_kept: int = orders_kept_max):
+        self.store, self.orders_kept = store, orders_kept
         self.provider = provider or SandboxProvider()
         self.now, self.new_id = now, new_id
         self._states: dict[str, BusinessState] = {}
@@ -91,8 +96,44 @@ class Ledger:
     def state(self, business_id: str | None) -> BusinessState:
         key = business_id or ""
         if key not in self._states:
-            self._states[key] = self.store.load(key)
+            state = self.store.load(key)
+            self.store.backfill_orders(state)  # a log written before the orders table
+            state.keep_recent(self.orders_kept)
+            self._states[key] = state
         return self._states[key]
+
+    def _recall(self, business_id: str | None, order_ids: Sequence[str] = (), reference: str | None = None) -> None:
+        """Read back into the state the orders (or the link's order) it no longer keeps."""
+        if not order_ids and reference is None:
+            return
+        state = self.state(business_id)
+        if reference is not None:
+            order_id = state.link_orders.get(reference) or self.store.link_order(business_id, reference)
+            if order_id is None:
+                return
+            state.link_orders[reference] = order_id
+            order_ids = [order_id]
+        missing = [i for i in order_ids if i not in state.orders]
+        if missing:
+            state.orders.update(self.store.orders_for(business_id, missing))
+
+    def _kept(self, appended: Sequence[tuple[int, ev.Event]]) -> list[KeptOrder]:
+        """The orders these events changed, as they now stand, and the references issued."""
+        changed: dict[tuple[str, str], list[str]] = {}
+        for _, e in appended:
+            if isinstance(e, _ORDER_EVENTS):
+                references = changed.setdefault((e.business_id or "", e.order_id), [])
+                if isinstance(e, ev.PaymentLinkIssued):
+                    references.append(e.reference)
+        return [KeptOrder(b, order_id, self.state(b).orders[order_id], tuple(references))
+                for (b, order_id), references in changed.items()]
+
+    def _written(self, appended: Sequence[tuple[int, ev.Event]], claims: Sequence[Claim],
+                 statements: Sequence[Executable] = ()) -> list[int]:
+        positions = self.store.write(appended, claims, statements, self._kept(appended))
+        for b in {e.business_id for _, e in appended}:
+            self.state(b).keep_recent(self.orders_kept)
+        return positions
 
     def forget(self, business_ids: Sequence[str | None] = ()) -> None:
         for b in business_ids or list(self._states):
@@ -113,9 +154,12 @@ class Ledger:
             appended: list[tuple[int, ev.Event]] = []
             claims: list[Claim] = []
             try:
-                seen = self.store.claims_for("command", [i.command.command_id for i in items if isinstance(i, Parsed)])
+                commands = [i.command for i in items if isinstance(i, Parsed)]
+                seen = self.store.claims_for("command", [c.command_id for c in commands])
+                for c in commands:
+                    self._recall(c.business_id, orders_read(c))
                 outcomes = [self._one(item, seen, appended, claims) for item in items]
-                positions = self.store.write(appended, claims, extra(outcomes) if extra else ())
+                positions = self._written(appended, claims, extra(outcomes) if extra else ())
                 self.written = list(zip(positions, (e for _, e in appended)))
                 return outcomes
             except IntegrityError:
@@ -202,6 +246,7 @@ class Ledger:
                 first = self.store.claims_for("provider", [key]).get(key)
                 if first is not None:
                     return {**ev.loads(first.outcome), "duplicate": True}
+                self._recall(read_as.business_id, reference=read_as.reference)
                 events = decide_payment(self.state(read_as.business_id), read_as, stamp, raw)
             else:
                 events = refusal_events(read_as, stamp)
@@ -210,7 +255,7 @@ class Ledger:
             if isinstance(read_as, Payment):
                 claims.append(Claim("provider", read_as.provider_event_id, _hash(body), ev.dumps(out)))
             try:
-                self.store.write(appended, claims)
+                self._written(appended, claims)
                 return out
             except IntegrityError:
                 if not self._raced(appended, claims):

@@ -16,13 +16,13 @@ from typing import Any
 from eventsourcing.persistence import IntegrityError, OperationalError, PersistenceError, StoredEvent
 from eventsourcing_sqlalchemy.datastore import SQLAlchemyDatastore
 from eventsourcing_sqlalchemy.recorders import SQLAlchemyApplicationRecorder
-from sqlalchemy import Column, LargeBinary, MetaData, String, Table, event, select
+from sqlalchemy import BigInteger, Column, LargeBinary, MetaData, String, Table, Text, event, func, select
 from sqlalchemy.sql import Executable
 
 from ledger import events as ev
-from ledger.state import BusinessState
+from ledger.state import BusinessState, Link, Order
 
-__all__ = ["Claim", "IntegrityError", "OperationalError", "PersistenceError", "Store", "stream_id"]
+__all__ = ["Claim", "IntegrityError", "KeptOrder", "OperationalError", "PersistenceError", "Store", "stream_id"]
 
 _STREAMS = uuid.UUID("6f1c9a52-2b8e-4f6e-9b1d-4d1e5c0a7b3e")
 notifications_page_max = 5000
@@ -37,6 +37,28 @@ claims = Table(
     Column("outcome", LargeBinary, nullable=False),  # the first outcome, returned on a duplicate
 )
 
+# Every order's decision state and every link reference, current as of the last write: the
+# writer keeps only recent orders in memory and reads older ones back from here, so its
+# memory stays flat however many orders a business has taken. Written in the events'
+# own transaction, so a row is never ahead of or behind the log.
+orders = Table(
+    "ledger_orders", metadata,
+    Column("business_id", String(255), primary_key=True),
+    Column("order_id", String(255), primary_key=True),
+    Column("customer_id", String(255), nullable=False),
+    Column("total", BigInteger, nullable=False),
+    Column("paid", BigInteger, nullable=False),
+    Column("link_reference", String(255)),  # the live link, if any
+    Column("link_url", Text),
+    Column("link_amount", BigInteger),
+)
+links = Table(
+    "ledger_links", metadata,
+    Column("business_id", String(255), primary_key=True),
+    Column("reference", String(255), primary_key=True),  # every reference ever issued, voided ones too
+    Column("order_id", String(255), nullable=False),
+)
+
 
 @functools.lru_cache(maxsize=1 << 16)  # a uuid5 (a SHA-1) an event added up to ~2% of a batch
 def stream_id(business_id: str | None) -> uuid.UUID:
@@ -49,6 +71,15 @@ class Claim:
     key: str
     content_hash: str
     outcome: bytes
+
+
+@dataclass(frozen=True)
+class KeptOrder:
+    """An order as it stands after a batch, and the link references the batch issued for it."""
+    business_id: str
+    order_id: str
+    order: Order
+    references: tuple[str, ...] = ()
 
 
 class _Recorder(SQLAlchemyApplicationRecorder):
@@ -79,12 +110,34 @@ def _insert_sqlite(conn: Any, table: str, stored_events: Sequence[StoredEvent]) 
     return list(range(last - len(stored_events) + 1, last + 1))
 
 
-def _insert_claims(conn: Any, new_claims: Sequence[Claim]) -> None:
+def _executemany(conn: Any, sql: str, rows: Sequence[tuple]) -> None:
     """The driver's executemany: SQLAlchemy's per-row parameter handling cost ~6% of a batch."""
-    mark = "?" if conn.dialect.paramstyle == "qmark" else "%s"
-    conn.exec_driver_sql(
-        f"INSERT INTO ledger_claims (scope, key, content_hash, outcome) VALUES ({mark}, {mark}, {mark}, {mark})",
-        [(c.scope, c.key, c.content_hash, c.outcome) for c in new_claims])
+    if rows:
+        conn.exec_driver_sql(sql if conn.dialect.paramstyle == "qmark" else sql.replace("?", "%s"), rows)
+
+
+def _insert_claims(conn: Any, new_claims: Sequence[Claim]) -> None:
+    _executemany(conn, "INSERT INTO ledger_claims (scope, key, content_hash, outcome) VALUES (?, ?, ?, ?)",
+                 [(c.scope, c.key, c.content_hash, c.outcome) for c in new_claims])
+
+
+_UPSERT_ORDER = (
+    "INSERT INTO ledger_orders (business_id, order_id, customer_id, total, paid, link_reference, link_url,"
+    " link_amount) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (business_id, order_id) {}")
+_ORDER_CHANGES = ("DO UPDATE SET paid = excluded.paid, link_reference = excluded.link_reference,"
+                  " link_url = excluded.link_url, link_amount = excluded.link_amount")
+_INSERT_LINK = "INSERT INTO ledger_links (business_id, reference, order_id) VALUES (?, ?, ?) ON CONFLICT DO NOTHING"
+
+
+def _keep_orders(conn: Any, kept: Sequence[KeptOrder], on_conflict: str = _ORDER_CHANGES) -> None:
+    """Upsert each order's row (a backfill, on_conflict "DO NOTHING", never overwrites a newer one)."""
+    rows = []
+    for k in kept:
+        o, live = k.order, k.order.live_link
+        rows.append((k.business_id, k.order_id, o.customer_id, o.total, o.paid, live and live.reference,
+                     live and live.url, live and live.amount))
+    _executemany(conn, _UPSERT_ORDER.format(on_conflict), rows)
+    _executemany(conn, _INSERT_LINK, [(k.business_id, r, k.order_id) for k in kept for r in k.references])
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
@@ -136,6 +189,38 @@ class Store:
                 found.update({r.key: Claim(r.scope, r.key, r.content_hash, bytes(r.outcome)) for r in rows})
         return found
 
+    def orders_for(self, business_id: str | None, order_ids: Iterable[str]) -> dict[str, Order]:
+        """Orders the writer no longer keeps in memory, as the last write left them."""
+        ids = list(dict.fromkeys(order_ids))
+        found: dict[str, Order] = {}
+        with self.engine.connect() as conn:
+            for i in range(0, len(ids), claims_lookup_max):
+                rows = conn.execute(select(orders).where(
+                    orders.c.business_id == (business_id or ""), orders.c.order_id.in_(ids[i:i + claims_lookup_max])))
+                for r in rows:
+                    live = None if r.link_reference is None else Link(r.link_reference, r.link_url, r.link_amount)
+                    found[r.order_id] = Order(r.customer_id, r.total, r.paid, live)
+        return found
+
+    def link_order(self, business_id: str | None, reference: str) -> str | None:
+        with self.engine.connect() as conn:
+            return conn.execute(select(links.c.order_id).where(
+                links.c.business_id == (business_id or ""), links.c.reference == reference)).scalar()
+
+    def backfill_orders(self, state: BusinessState) -> None:
+        """Rows for a fully folded state's orders that a log written before the tables lacks."""
+        b = state.business_id or ""
+        with self.engine.connect() as conn:
+            stored = conn.execute(select(func.count()).select_from(orders).where(orders.c.business_id == b)).scalar()
+        if stored >= len(state.orders):
+            return
+        references: dict[str, list[str]] = {}
+        for reference, order_id in state.link_orders.items():
+            references.setdefault(order_id, []).append(reference)
+        with self.engine.begin() as conn:
+            _keep_orders(conn, [KeptOrder(b, i, o, tuple(references.get(i, ()))) for i, o in state.orders.items()],
+                         on_conflict="DO NOTHING")
+
     def notifications(self, start: int = 1, stop: int | None = None, types: Sequence[str] = (),
                       business_id: str | None = None) -> Iterator[tuple[int, ev.Event]]:
         """The log in position order, a page at a time: memory stays flat for any size.
@@ -175,8 +260,9 @@ class Store:
     # --- writing --------------------------------------------------------------
 
     def write(self, appended: Sequence[tuple[int, ev.Event]], new_claims: Sequence[Claim] = (),
-              statements: Sequence[Executable] = ()) -> list[int]:
-        """Append (stream version, event) pairs, claims and any extra statements atomically.
+              statements: Sequence[Executable] = (), kept: Sequence[KeptOrder] = ()) -> list[int]:
+        """Append (stream version, event) pairs, claims, the orders they changed and any extra
+        statements atomically.
 
         Raises IntegrityError when another writer got there first (a stream version or a
         claim): the caller decides again on fresh state.
@@ -187,6 +273,8 @@ class Store:
             positions = self.recorder.insert_events(stored, session=session) if stored else []
             if new_claims:
                 _insert_claims(session.connection(), new_claims)
+            if kept:
+                _keep_orders(session.connection(), kept)
             for statement in statements:
                 session.execute(statement)
         return list(positions or [])

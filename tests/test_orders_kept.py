@@ -1,0 +1,87 @@
+"""A writer keeps only its recent orders in memory; older ones are read back, never lost.
+
+Each test runs a Ledger that keeps one order per business, so every earlier order has
+been forgotten by the time a command names it.
+"""
+import pytest
+from sqlalchemy import delete, func, select
+
+from ledger.service import Ledger
+from ledger.store import links, orders
+from tests.builders import line, order, payment_link
+from tests.given import RICE_PRICE, a_shop, agent, pay
+
+
+@pytest.fixture
+def forgetful(store) -> Ledger:
+    return Ledger(store, orders_kept=1)
+
+
+def place(ledger: Ledger, bags: int) -> str:
+    [placed] = agent(ledger, order("cust-1", [line("rice", bags)]))
+    return placed["order_id"]
+
+
+def test_memory_holds_no_more_orders_than_it_keeps(forgetful):
+    a_shop(forgetful)
+    placed = [place(forgetful, 1) for _ in range(3)]
+
+    assert list(forgetful.state("shop-1").orders) == placed[-1:]
+
+
+def test_a_forgotten_order_gets_a_link_for_what_it_owes(forgetful, store):
+    a_shop(forgetful)
+    first = place(forgetful, 2)
+    place(forgetful, 1)
+
+    [link] = agent(forgetful, payment_link(first))
+
+    assert (link["status"], link["payment_link"]["amount"]) == ("accepted", 2 * RICE_PRICE)
+
+
+def test_a_payment_on_a_forgotten_orders_link_counts_against_that_order(forgetful):
+    a_shop(forgetful)
+    first = place(forgetful, 2)
+    [link] = agent(forgetful, payment_link(first))
+    place(forgetful, 1)
+
+    paid = pay(forgetful, link["payment_link"]["reference"], RICE_PRICE)
+    place(forgetful, 1)
+    [again] = agent(forgetful, payment_link(first))
+
+    assert (paid["status"], paid["order_id"], paid["flags"]) == ("accepted", first, [])
+    assert again["events"] == ["PaymentLinkVoided", "PaymentLinkIssued"]
+    assert again["payment_link"]["amount"] == RICE_PRICE
+
+
+def test_a_restarted_writer_reads_back_what_an_earlier_one_wrote(store):
+    earlier = Ledger(store)
+    a_shop(earlier)
+    first = place(earlier, 2)
+    [link] = agent(earlier, payment_link(first))
+    place(earlier, 1)
+
+    later = Ledger(store, orders_kept=1)
+    paid = pay(later, link["payment_link"]["reference"], 2 * RICE_PRICE)
+    [after] = agent(later, payment_link(first))
+
+    assert (paid["status"], paid["order_id"]) == ("accepted", first)
+    assert (after["status"], after["reason"]) == ("blocked", "nothing_outstanding")
+
+
+def test_a_log_written_before_the_orders_table_fills_it_on_load(store):
+    earlier = Ledger(store)
+    a_shop(earlier)
+    first = place(earlier, 2)
+    [link] = agent(earlier, payment_link(first))
+    place(earlier, 1)
+    with store.engine.begin() as conn:  # as a database from before the table would be
+        conn.execute(delete(orders))
+        conn.execute(delete(links))
+
+    later = Ledger(store, orders_kept=1)
+    paid = pay(later, link["payment_link"]["reference"], RICE_PRICE)
+
+    assert (paid["status"], paid["order_id"]) == ("accepted", first)
+    with store.engine.connect() as conn:
+        assert conn.execute(select(func.count()).select_from(orders)).scalar() == 2
