@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -52,13 +53,25 @@ def dumps(obj: Any) -> bytes:
 
 
 def decode(topic: str, state: bytes) -> Event:
-    cls = Event.registry[topic]
-    data = loads(state)
+    return _event(Event.registry[topic], loads(state))
+
+
+def decode_page(rows: Sequence[tuple[int, str, bytes]]) -> list[tuple[int, Event]]:
+    """(position, topic, state) rows to (position, event) pairs, as `decode` makes each, at
+    about half the cost a row: a replay decodes the whole log. One look for long integers
+    serves the whole page (it rarely holds one), and no call a row is left but the event's."""
+    clean = _LONG_DIGITS not in b" ".join([state for _, _, state in rows]).translate(_DIGITS_AS_ZERO)
+    load, registry = orjson.loads if clean else loads, Event.registry
+    return [(position, _event(registry[topic], load(state))) for position, topic, state in rows]
+
+
+def _event(cls: type[Event], data: dict[str, Any]) -> Event:
     if data.keys() != _field_names(cls):
         return cls(**data)  # defaults to fill in, or a TypeError to raise: the constructor's job
-    # Every field present: what the frozen constructor would do, at half the cost (replays decode the whole log).
+    # Every field present: what the frozen constructor would do, at half the cost, and the
+    # decoded dict becomes the event's own rather than copied (frozen forbids setting fields, not this).
     event = object.__new__(cls)
-    event.__dict__.update(data)
+    object.__setattr__(event, "__dict__", data)
     return event
 
 

@@ -26,7 +26,7 @@ from sqlalchemy.schema import CreateTable
 from ledger import events as ev
 from ledger.bulk import no_cyclic_gc
 from ledger.store import Store
-from projections import blocks, escalations, intents, orders
+from projections import blocks, escalations, intents, log_pages, orders
 from projections.rows import Int64, View, metadata, stored_columns
 
 log = logging.getLogger("ledger.projections")
@@ -38,6 +38,9 @@ ROWS_VERSION = 1
 VERSION = f"rows={ROWS_VERSION};intents={intents.INTENT_TABLE_VERSION}"
 tracker_name = "projections"
 page_events_max = 20_000
+# A replay is one transaction whatever its pages: small ones keep a page's events in the CPU's
+# caches while they are folded (20,000 at a time took ~35% more CPU).
+replay_page_events_max = 1_000
 # Rows kept in memory between pages (~1 KB each): a catch-up's cache, a replay's whole working set.
 catch_up_rows_kept_max = 100_000
 replay_rows_kept_max = 600_000
@@ -173,7 +176,7 @@ class Projector:
             for table in TABLES:
                 # Key indexes come after the bulk insert: built once from sorted keys, ~3x cheaper.
                 conn.execute(CreateTable(table))
-            for page in _pages(self.store.notifications(1, until), self.page_events):
+            for page in log_pages.read(self.store, 1, until, min(self.page_events, replay_page_events_max)):
                 _fold(conn, view, page)
                 # Kept rows are written once, at the end, unless there are too many to keep.
                 full = view.size() >= replay_rows_kept_max
