@@ -9,6 +9,7 @@ the same bytes.
 """
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -16,6 +17,8 @@ import orjson
 from sqlalchemy import BigInteger, Column, Index, Integer, MetaData, Table, Text, type_coerce
 from sqlalchemy.engine import Connection
 from sqlalchemy.types import TypeDecorator
+
+from ledger import events as ev
 
 metadata = MetaData()  # the projections' own: a replay drops and rebuilds them, never the log
 keys_per_statement_max = 200  # an OR of 200 keys stays well inside SQLite's expression depth
@@ -29,7 +32,10 @@ Handler = Callable[["View", int, Any], None]
 
 def canonical(value: Any) -> str:
     """The one spelling of a JSON value: sorted keys, no spaces."""
-    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+    except orjson.JSONEncodeError:  # integers past 64 bits, as a block's figures can be
+        return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
 class Json(TypeDecorator):
@@ -39,7 +45,7 @@ class Json(TypeDecorator):
     cache_ok = True
 
     def process_result_value(self, value: str | None, dialect: Any) -> Any:
-        return None if value is None else orjson.loads(value)
+        return None if value is None else ev.loads(value.encode())  # exact past 64 bits too
 
 
 def projection_table(name: str, key: tuple[str, ...], *columns: Column) -> Table:

@@ -11,10 +11,11 @@ import uuid
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from projections.blocks import blocks
 from projections.projector import Projector
 from tests.builders import UNKNOWN, command, conflict, customer, known, line, order, payment_link, product, raw
 from tests.given import pay
-from tests.projected import audit, every_row
+from tests.projected import audit, every_row, one_row
 
 SKUS = ["rice", "beans", "yam"]
 CUSTOMERS = ["cust-1", "cust-2", "cust-3"]
@@ -140,3 +141,18 @@ def test_a_replay_of_an_empty_log_is_empty(store):
     done = Projector(store).replay()
     assert done.events == 0 and done.position == 0
     assert all(rows == [] for rows in every_row(store).values())
+
+
+def test_a_replay_reads_a_figure_past_64_bits_exactly(ledger, store):
+    top = 2**53 - 1  # three lines of top x top: a block's order_total past 64 bits, among plain events
+    ledger.handle([raw(product(f"s{i}", top, top)) for i in range(3)] + [raw(customer("c", top))], "owner")
+    ledger.handle([raw(order("c", [line(f"s{i}", top) for i in range(3)]))], "agent")
+    projector = Projector(store)
+    projector.catch_up()
+    incremental, rows = projector.checksum(), every_row(store)
+
+    assert projector.replay().checksum == incremental
+    assert every_row(store) == rows
+    [block] = rows["proj_blocks"]
+    assert f'"order_total":{3 * top * top}' in block[blocks.info["columns"].index("details")]
+    assert one_row(store, "blocks")["details"]["order_total"] == 3 * top * top
