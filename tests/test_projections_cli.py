@@ -9,9 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from consumers.cli.common import batch_records_max
 from ledger.service import Ledger
 from ledger.store import Store
 from projections.projector import Projector
+from projections.read import rows
 from tests.builders import UNKNOWN, customer, line, order, product, raw
 from tests.given import an_order_with_a_link, pay
 
@@ -44,6 +46,26 @@ def given_the_log(url: str, *owner_then_agent: list[dict]) -> None:
     for door, commands in zip(("owner", "agent"), owner_then_agent):
         ledger.handle([raw(c) for c in commands], door)
     store.close()
+
+
+def test_a_process_of_many_full_batches_returns_with_projections_current(url, tmp_path):
+    """Full batches are projected by a second process; the writer waits for it before returning."""
+    count = 2 * batch_records_max + 1
+    orders = tmp_path / "orders.jsonl"
+    orders.write_bytes(b"".join(raw(order("c", [line("rice", 1)], command_id=f"o-{n}")) + b"\n" for n in range(count)))
+    ledger_run("admin", "apply", "--db", url, stdin=lines_of(product("rice", 1, count), customer("c", count)))
+
+    done = ledger_run("process", str(orders), "--db", url)
+
+    store = Store(url)
+    try:
+        with store.engine.connect() as conn:
+            placed = [r for r in rows(conn, "orders")]
+        assert done.returncode == 0
+        assert Projector(store).tracked()[0] == store.max_position()
+        assert len(placed) == count
+    finally:
+        store.close()
 
 
 def test_process_keeps_projections_current(url):

@@ -4,10 +4,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from consumers.cli.common import add_db, batches, emit, open_input, open_ledger
+from consumers.cli.common import add_db, batch_records_max, batches, emit, open_input, open_ledger
 from consumers.cli.table import print_outcome
+from consumers.projecting import Projections
 from ledger.bulk import keep_survivors, no_cyclic_gc
-from projections.projector import Projector
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -28,13 +28,17 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace, door: str) -> int:
     stream = open_input(args.file)
     ledger = open_ledger(args)
-    projector = Projector(ledger.store)
-    for batch in batches(stream):
-        # The collector stays off until the batch's temporaries are gone: one pass over what is left.
-        with no_cyclic_gc():
-            _answer(ledger.handle(batch, door), args.table)
-            projector.keep_up(ledger.written)  # outcomes first: a slow or failing projection never holds them back
-        keep_survivors()
+    projections = Projections(ledger.store)
+    try:
+        for batch in batches(stream):
+            # The collector stays off until the batch's temporaries are gone: one pass over what is left.
+            with no_cyclic_gc():
+                _answer(ledger.handle(batch, door), args.table)
+                # Outcomes first: a slow or failing projection never holds them back.
+                projections.after(ledger.written, full=len(batch) >= batch_records_max)
+            keep_survivors()
+    finally:
+        projections.close()
     return 0
 
 
