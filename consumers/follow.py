@@ -1,7 +1,7 @@
 """Followers of the log (the event relay, the projections): steps run after commits, one at a time.
 
-`ledger serve` wakes them after each batch it commits; they also look on their own every
-`idle_s`, for what other writers appended. A failing step is logged and tried again later.
+`ledger serve` wakes the relay once a batch's outcomes are published; both also look on their
+own every `idle_s`, for what other writers appended. A failing step is logged and tried again later.
 """
 from __future__ import annotations
 

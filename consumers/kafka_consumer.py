@@ -137,6 +137,7 @@ class Server:
                 task.cancel()
         try:
             await asyncio.wait_for(self.relay.catch_up(), drain_s)
+            await self.relay.flush()
         except Exception as exc:  # what is left is sent by the next process
             log.warning("at shutdown: %s; the rest goes out on the next start", first_line(exc))
         await self._tidy()
@@ -217,8 +218,6 @@ class Server:
             self.applied_count += len(records)
             self._tidied(tidy)
             await self._owed.put(owed)
-            assert self._relaying is not None
-            self._relaying.wake()
             return
 
     async def _resync(self, records: list[ConsumerRecord]) -> list[ConsumerRecord]:
@@ -276,6 +275,10 @@ class Server:
             for tp, upto in done.items():
                 self.published[tp] = max(self.published.get(tp, -1), upto)
             self._owed.task_done()
+            # The batch's events go out after its outcomes, not beside them: a waiting agent
+            # would share the producer (one request in flight) and the CPU with the relay.
+            assert self._relaying is not None
+            self._relaying.wake()
 
     async def _tidy(self) -> None:
         """Idle: delete published outbox rows now instead of with the next batch."""

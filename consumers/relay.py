@@ -6,12 +6,17 @@ put on `ledger.escalations` for whoever must tell a person. The position reached
 after the broker has acknowledged, so a crash re-sends a little and never skips: consumers
 drop repeats by `position`. One process relays at a time (a lease), so two `ledger serve`
 processes do not send everything twice.
+
+The holder keeps the position it reached in memory and stores it at most once a second (and
+when it stops): a write per batch would cost `ledger serve` a second fsync'd transaction per
+command at low rates, and hold the database's write lock while the next command waits.
 """
 from __future__ import annotations
 
 import asyncio
 import fcntl
 import hashlib
+import time
 from itertools import islice
 from typing import Any
 
@@ -25,7 +30,8 @@ from consumers.topics import Topics
 from ledger.events import Event
 from ledger.store import Store
 
-relay_events_max = 2000   # events a step reads and sends before storing its position
+relay_events_max = 2000   # events a step reads and sends at most
+store_interval_s = 1.0    # how often the position reached is stored (a crash re-sends up to this much)
 ESCALATION_EVENTS = frozenset({"EscalationRaised", "EscalationAcknowledged", "EscalationClosed"})
 
 metadata = MetaData()
@@ -46,18 +52,18 @@ class Relay:
         self.store, self.producer, self.topics = store, producer, topics
         self.name = topics.events
         self.lease = Lease(store.engine, f"ledger-relay:{self.name}")
+        # The position sent (and acknowledged) up to, and the one stored; None: read it first.
+        self._reached: int | None = None
+        self._stored: int | None = None
+        self._stored_at = time.monotonic()
 
     async def catch_up(self) -> int:
-        """Send everything after the stored position; the number of events sent."""
-        if not await asyncio.to_thread(self.lease.hold):
-            return 0
+        """Send everything after the position reached; the number of events sent."""
         sent = 0
         while True:
-            position = await asyncio.to_thread(self._position)
-            page = await asyncio.to_thread(lambda: list(islice(self.store.notifications(position + 1),
-                                                               relay_events_max)))
+            page = await asyncio.to_thread(self._next_page)
             if not page:
-                return sent
+                break
             acks = []
             for p, event in page:
                 value, key = orjson.dumps(event_row(p, event)), (event.business_id or "").encode() or None
@@ -65,13 +71,34 @@ class Relay:
                 if event.type in ESCALATION_EVENTS:
                     acks.append(await self.producer.send(self.topics.escalations, value, key=key))
             await asyncio.gather(*acks)
-            await asyncio.to_thread(self._advance, position, page[-1][0])
+            self._reached = page[-1][0]
             sent += len(page)
             if len(page) < relay_events_max:
-                return sent
+                break
+        if time.monotonic() - self._stored_at >= store_interval_s:
+            await self.flush()
+        return sent
+
+    async def flush(self) -> None:
+        """Store the position reached (at shutdown, and once a second while relaying)."""
+        reached, stored = self._reached, self._stored
+        if reached is not None and stored is not None and reached != stored:
+            await asyncio.to_thread(self._advance, stored, reached)
+            self._stored = reached
+        self._stored_at = time.monotonic()
 
     def close(self) -> None:
         self.lease.release()
+
+    def _next_page(self) -> list[tuple[int, Event]]:
+        """The events after the position reached; none if another process holds the lease."""
+        if not self.lease.held:
+            self._reached = None  # (again) the holder: another may have moved the position meanwhile
+        if not self.lease.hold():
+            return []
+        if self._reached is None:
+            self._reached = self._stored = self._position()
+        return list(islice(self.store.notifications(self._reached + 1), relay_events_max))
 
     def _position(self) -> int:
         with self.store.engine.begin() as conn:
@@ -101,6 +128,10 @@ class Lease:
         self.engine, self.name = engine, name
         self._key = int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big", signed=True)
         self._holder: Any = None
+
+    @property
+    def held(self) -> bool:
+        return self._holder is not None
 
     def hold(self) -> bool:
         dialect = self.engine.dialect.name
