@@ -10,8 +10,8 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from consumers.backoff import Backoff, first_line
+from consumers.projecting import ProjectorProcess
 from ledger.store import Store
-from projections.projector import Projector
 
 log = logging.getLogger("ledger.kafka")
 
@@ -43,13 +43,15 @@ class Follower:
 
 
 class Projections:
-    """The projector, made on first use: making it needs the database, which may be away."""
+    """The projector, in its own process: it would take a third of the serving thread's core.
+
+    Made on first use (and made again if it died): it needs the database, which may be away."""
 
     def __init__(self, store: Store):
         self.store = store
-        self.projector: Projector | None = None
+        self.process: ProjectorProcess | None = None
 
     def catch_up(self) -> None:
-        if self.projector is None:
-            self.projector = Projector(self.store)
-        self.projector.catch_up()
+        if self.process is None or not self.process.alive():
+            self.process = ProjectorProcess(self.store.url)
+        self.process.wake()

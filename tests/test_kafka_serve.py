@@ -13,6 +13,7 @@ from consumers.relay import ESCALATION_EVENTS
 from consumers.topics import CORRELATION_HEADER, ERROR_HEADER, SOURCE_HEADER
 from ledger.payments import SandboxProvider
 from ledger.store import Store
+from projections.projector import Projector
 from tests import builders as b
 from tests.broker import free_port
 from tests.kafka_support import (LEDGER, Serve, events_by_command, kafka_db, mixed_commands,  # noqa: F401
@@ -58,6 +59,7 @@ def test_every_command_gets_one_outcome_and_the_log_agrees(kafka_bootstrap, kafk
     logged = events_by_command(store)
     for o in owner_out + agent_out:
         assert logged[o["command_id"]] == o["events"]
+    assert Projector(store).tracked()[0] == store.max_position()  # a serve that stops leaves them current
     published = outcomes_by_command(read_topic(
         kafka_bootstrap, topics.outcomes, until=lambda rs: len(rs) >= len(setup) + len(agent)))
     assert sorted(published) == sorted(sent_ids + [orjson.loads(raw)["command_id"] for raw in setup])
