@@ -90,8 +90,8 @@ class Ledger:
         # One writer at a time per Ledger: the Kafka loop and the webhook may share one.
         self._lock = threading.RLock()
 
-    def stamp(self) -> Stamp:
-        return Stamp(recorded_at=self.now(), id=self.new_id())
+    def stamp(self, recorded_at: str | None = None) -> Stamp:
+        return Stamp(recorded_at=recorded_at or self.now(), id=self.new_id())
 
     def state(self, business_id: str | None) -> BusinessState:
         key = business_id or ""
@@ -158,7 +158,9 @@ class Ledger:
                 seen = self.store.claims_for("command", [c.command_id for c in commands])
                 for c in commands:
                     self._recall(c.business_id, orders_read(c))
-                outcomes = [self._one(item, seen, appended, claims) for item in items]
+                # One clock reading a batch: its commands are recorded in one transaction.
+                now = self.now()
+                outcomes = [self._one(item, seen, appended, claims, now) for item in items]
                 positions = self._written(appended, claims, extra(outcomes) if extra else ())
                 self.written = list(zip(positions, (e for _, e in appended)))
                 return outcomes
@@ -172,8 +174,8 @@ class Ledger:
                 raise
 
     def _one(self, item: Parsed | NotPermitted | Rejection, seen: dict[str, Claim],
-             appended: list[tuple[int, ev.Event]], claims: list[Claim]) -> Outcome:
-        stamp = self.stamp()
+             appended: list[tuple[int, ev.Event]], claims: list[Claim], now: str) -> Outcome:
+        stamp = self.stamp(now)
         if isinstance(item, Rejection):
             return self._append(item, reject(item, stamp), appended)
         if isinstance(item, NotPermitted):
