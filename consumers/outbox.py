@@ -81,10 +81,10 @@ def _messages(topics: Topics, record: ConsumerRecord, outcome: Mapping[str, Any]
 
 
 def insert(group: str, entries: Sequence[Owed]) -> list[Executable]:
-    if not entries:
-        return []
-    return [outbox.insert().values([{"group_id": group, "topic": e.tp.topic, "partition": e.tp.partition,
-                                     "offset": e.offset, "messages": _encode(e.messages)} for e in entries])]
+    # A row a statement: SQLAlchemy caches a one-row INSERT's compiled form, but compiles a
+    # many-row VALUES again every time (about 0.1 ms on the path of every batch).
+    return [outbox.insert().values(group_id=group, topic=e.tp.topic, partition=e.tp.partition,
+                                   offset=e.offset, messages=_encode(e.messages)) for e in entries]
 
 
 def forget(group: str, published: Mapping[TopicPartition, int]) -> list[Executable]:
