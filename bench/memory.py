@@ -1,33 +1,49 @@
-"""Resident memory of a long-running writer: `ledger process` fed from a pipe.
+"""Resident memory of `ledger serve` as it processes orders, its projector process included.
 
-    .venv/bin/python -m bench.memory --commands 100000 [--db URL]
+    .venv/bin/python -m bench.memory --commands 1000000 [--db URL]
 
-A proxy for `ledger serve`'s memory (the same Ledger, in-memory state and projector, without
-the broker): 10,000 customers and 5,000 SKUs over 10 businesses, then `--commands` valid
-orders streamed through stdin. RSS (VmRSS of the process) is read when a tenth of the
-outcomes are out and again at the end. Prints one JSON line.
+Starts a broker as the tests do and one `ledger serve` (SQLite by default), applies a
+catalogue of 10,000 customers and 5,000 SKUs over 10 businesses, then streams `--commands`
+valid orders through Kafka, never more than `backlog_max` ahead of the outcomes. RSS
+(VmRSS, summed over serve and its child processes) is read when a tenth of the outcomes
+are in and again at the end. Prints one JSON line.
 """
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import random
-import subprocess
 import sys
 import tempfile
-import threading
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
-from bench.process import LEDGER, _command, _fact, _ledger, _write
+import orjson
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+
+from bench.process import _command, _fact
+from consumers.topics import Topics, create_topics
+from tests.broker import running_broker
+from tests.kafka_support import Serve, wait_until
 
 businesses_count, customers, skus = 10, 10_000, 5_000
+backlog_max = 20_000
+produce_chunk = 5_000
 
 
-def _rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    raise RuntimeError("no VmRSS")
+def rss_mb(pid: int) -> float:
+    """VmRSS of a process and all its descendants, in MB."""
+    total_kb, todo = 0, [pid]
+    while todo:
+        p = todo.pop()
+        for line in Path(f"/proc/{p}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                total_kb += int(line.split()[1])
+        for task in Path(f"/proc/{p}/task").iterdir():
+            todo += [int(c) for c in (task / "children").read_text().split()]
+    return total_kb / 1024
 
 
 def owner(businesses: list[str]) -> list[dict]:
@@ -43,15 +59,76 @@ def owner(businesses: list[str]) -> list[dict]:
     return out
 
 
-def orders(businesses: list[str], count: int, rng: random.Random):
+def orders(businesses: list[str], count: int, run: str, rng: random.Random) -> Iterator[dict]:
     k = len(businesses)
     for n in range(count):
         b = n % k
-        cmd = _command("PlaceOrder", businesses[b], f"m-{n}", {
+        cmd = _command("PlaceOrder", businesses[b], f"{run}-m-{n}", {
             "customer_id": _fact(f"cust-{rng.randrange(b, customers, k)}"),
             "lines": _fact([{"sku": f"sku-{rng.randrange(b, skus, k)}", "quantity": 1}])})
         cmd.update(agent_id="bench", conversation_id=f"conv-{n // 4}", turn_id=f"turn-{n}")
-        yield (json.dumps(cmd, separators=(",", ":")) + "\n").encode()
+        yield cmd
+
+
+class Counted:
+    """Outcomes on the topic since it was opened: how many have come."""
+
+    def __init__(self, bootstrap: str, topic: str):
+        self.consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False,
+                                         fetch_max_wait_ms=5)
+        self.topic, self.count = topic, 0
+
+    async def start(self) -> None:
+        await self.consumer.start()
+        await self.consumer.topics()
+        tps = [TopicPartition(self.topic, p) for p in self.consumer.partitions_for_topic(self.topic)]
+        self.consumer.assign(tps)
+        await self.consumer.seek_to_end(*tps)
+        for tp in tps:
+            await self.consumer.position(tp)
+
+    async def until(self, count: int) -> None:
+        while self.count < count:
+            for records in (await self.consumer.getmany(timeout_ms=200)).values():
+                self.count += len(records)
+
+
+async def _send(producer: AIOKafkaProducer, topic: str, commands: list[dict]) -> None:
+    sent = [await producer.send(topic, orjson.dumps(c), key=c["business_id"].encode()) for c in commands]
+    await asyncio.gather(*sent)
+
+
+async def measure(bootstrap: str, topics: Topics, businesses: list[str], count: int, run: str,
+                  server: Serve) -> tuple[float, float]:
+    outcomes = Counted(bootstrap, topics.outcomes)
+    await outcomes.start()
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=5, max_batch_size=1 << 18)
+    await producer.start()
+    try:
+        catalogue = owner(businesses)
+        await _send(producer, topics.admin, catalogue)
+        await outcomes.until(len(catalogue))
+        await asyncio.to_thread(wait_until, lambda: "partitions assigned" in server.output(), 120,
+                                "the server to get partitions")
+        assert server.proc is not None
+        first, base, sent, rss_first = count // 10, outcomes.count, 0, 0.0
+        chunk: list[dict] = []
+        for cmd in orders(businesses, count, run, random.Random(3)):
+            chunk.append(cmd)
+            if len(chunk) == produce_chunk:
+                await outcomes.until(base + sent + produce_chunk - backlog_max)
+                await _send(producer, topics.commands, chunk)
+                sent, chunk = sent + len(chunk), []
+            if not rss_first and outcomes.count - base >= first:
+                rss_first = rss_mb(server.proc.pid)
+        await _send(producer, topics.commands, chunk)
+        await outcomes.until(base + first)
+        rss_first = rss_first or rss_mb(server.proc.pid)
+        await outcomes.until(base + count)
+        return rss_first, rss_mb(server.proc.pid)
+    finally:
+        await producer.stop()
+        await outcomes.consumer.stop()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -59,33 +136,22 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--commands", type=int, default=100_000)
     p.add_argument("--db", help="SQLAlchemy URL (default: a fresh SQLite file)")
     args = p.parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="bench-memory-") as tmp:
-        url = args.db or f"sqlite:///{tmp}/bench.db"
-        businesses = [f"shop-{i}" for i in range(businesses_count)]
-        _write(Path(tmp) / "owner.jsonl", owner(businesses))
-        _ledger("admin", "apply", str(Path(tmp) / "owner.jsonl"), "--db", url)
-        proc = subprocess.Popen([LEDGER, "process", "-", "--db", url], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-
-        def feed() -> None:
-            for line in orders(businesses, args.commands, random.Random(3)):
-                proc.stdin.write(line)
-            proc.stdin.close()
-
-        threading.Thread(target=feed, daemon=True).start()
-        first = max(1, args.commands // 10)
-        rss_first = rss_end = 0.0
-        for n, _ in enumerate(proc.stdout, 1):
-            if n == first:
-                rss_first = _rss_mb(proc.pid)
-            if n == args.commands:
-                rss_end = _rss_mb(proc.pid)
-        code = proc.wait()
-    if code != 0 or not rss_end:
-        sys.exit(f"ledger process exited {code} before {args.commands} outcomes")
-    print(json.dumps({"bench": "memory", "commands": args.commands, "first": first,
-                      "rss_first_mb": round(rss_first, 1), "rss_end_mb": round(rss_end, 1)}))
-    return 0
+    run = uuid.uuid4().hex[:6]
+    businesses = [f"b{run}-shop-{i}" for i in range(businesses_count)]
+    work = Path(tempfile.mkdtemp(prefix="bench-memory-"))
+    db = args.db or f"sqlite:///{work}/ledger.db"
+    topics = Topics()
+    with running_broker(str(work / "broker.log")) as bootstrap:
+        asyncio.run(create_topics(bootstrap, topics.names()))
+        server = Serve(bootstrap, db, topics, f"bench-{run}", work).start()
+        try:
+            rss_first, rss_end = asyncio.run(measure(bootstrap, topics, businesses, args.commands, run, server))
+        finally:
+            code = server.stop()
+    print(json.dumps({"bench": "memory", "door": "serve", "commands": args.commands, "first": args.commands // 10,
+                      "rss_first_mb": round(rss_first, 1), "rss_end_mb": round(rss_end, 1),
+                      "serve_exit": code, "logs": str(work)}))
+    return 0 if code == 0 else 1
 
 
 if __name__ == "__main__":
