@@ -35,7 +35,7 @@ Outcome = dict[str, Any]
 Extra = Callable[[list[Outcome]], Sequence[Executable]]
 # Orders (and link references) a business keeps in memory; older ones are read back from the
 # store when a command names them. ~300 bytes each: memory stays flat as orders pile up.
-orders_kept_max = 10_000
+orders_kept_max = 5_000
 _ORDER_EVENTS = (ev.OrderPlaced, ev.PaymentLinkIssued, ev.PaymentLinkVoided, ev.PaymentReceived)
 
 

@@ -42,7 +42,7 @@ page_events_max = 20_000
 # caches while they are folded (20,000 at a time took ~35% more CPU).
 replay_page_events_max = 1_000
 # Rows kept in memory between pages (~1 KB each): a catch-up's cache, a replay's whole working set.
-catch_up_rows_kept_max = 100_000
+catch_up_rows_kept_max = 20_000
 replay_rows_kept_max = 600_000
 checksum_rows_per_fetch = 10_000
 
