@@ -270,11 +270,13 @@ class Store:
         stored = [StoredEvent(originator_id=stream_id(e.business_id), originator_version=version,
                               topic=e.type, state=ev.encode(e)) for version, e in appended]
         with self.datastore.transaction(commit=True) as session:
-            positions = self.recorder.insert_events(stored, session=session) if stored else []
             if new_claims:
                 _insert_claims(session.connection(), new_claims)
             if kept:
                 _keep_orders(session.connection(), kept)
             for statement in statements:
                 session.execute(statement)
+            # Last: on PostgreSQL the events table stays locked from here to the commit (so
+            # positions become visible in order), and other writers wait for that lock.
+            positions = self.recorder.insert_events(stored, session=session) if stored else []
         return list(positions or [])
