@@ -110,10 +110,22 @@ def _insert_sqlite(conn: Any, table: str, stored_events: Sequence[StoredEvent]) 
     return list(range(last - len(stored_events) + 1, last + 1))
 
 
+def _driver_sql(conn: Any, sql: str) -> str:
+    """SQL written with `?` marks, in the driver's own style."""
+    return sql if conn.dialect.paramstyle == "qmark" else sql.replace("?", "%s")
+
+
 def _executemany(conn: Any, sql: str, rows: Sequence[tuple]) -> None:
     """The driver's executemany: SQLAlchemy's per-row parameter handling cost ~6% of a batch."""
     if rows:
-        conn.exec_driver_sql(sql if conn.dialect.paramstyle == "qmark" else sql.replace("?", "%s"), rows)
+        conn.exec_driver_sql(_driver_sql(conn, sql), rows)
+
+
+def _query(conn: Any, sql: str, parameters: tuple) -> list[tuple]:
+    result = conn.exec_driver_sql(_driver_sql(conn, sql), parameters)
+    rows = result.cursor.fetchall()
+    result.close()
+    return rows
 
 
 def _insert_claims(conn: Any, new_claims: Sequence[Claim]) -> None:
@@ -179,14 +191,16 @@ class Store:
         return state
 
     def claims_for(self, scope: str, keys: Iterable[str]) -> dict[str, Claim]:
+        """The claims already made on these keys. Plain SQL to the driver: building and
+        compiling the SQLAlchemy expression took ~0.5 ms, a third of a one-command batch."""
         keys = list(dict.fromkeys(keys))
         found: dict[str, Claim] = {}
         with self.engine.connect() as conn:
             for i in range(0, len(keys), claims_lookup_max):
                 chunk = keys[i:i + claims_lookup_max]
-                rows = conn.execute(select(claims).where(
-                    claims.c.scope == scope, claims.c.key.in_(chunk)))
-                found.update({r.key: Claim(r.scope, r.key, r.content_hash, bytes(r.outcome)) for r in rows})
+                rows = _query(conn, "SELECT scope, key, content_hash, outcome FROM ledger_claims"
+                              f" WHERE scope = ? AND key IN ({', '.join('?' * len(chunk))})", (scope, *chunk))
+                found.update({r[1]: Claim(r[0], r[1], r[2], bytes(r[3])) for r in rows})
         return found
 
     def orders_for(self, business_id: str | None, order_ids: Iterable[str]) -> dict[str, Order]:
