@@ -15,18 +15,15 @@ import asyncio
 import json
 import random
 import sys
-import tempfile
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 
 from bench.process import _command, _fact
-from consumers.topics import Topics, create_topics
-from tests.broker import running_broker
-from tests.kafka_support import Serve, wait_until
+from bench.stage import Stage, from_end, staged
+from tests.kafka_support import wait_until
 
 businesses_count, customers, skus = 10, 10_000, 5_000
 backlog_max = 20_000
@@ -73,19 +70,8 @@ def orders(businesses: list[str], count: int, run: str, rng: random.Random) -> I
 class Counted:
     """Outcomes on the topic since it was opened: how many have come."""
 
-    def __init__(self, bootstrap: str, topic: str):
-        self.consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False,
-                                         fetch_max_wait_ms=5)
-        self.topic, self.count = topic, 0
-
-    async def start(self) -> None:
-        await self.consumer.start()
-        await self.consumer.topics()
-        tps = [TopicPartition(self.topic, p) for p in self.consumer.partitions_for_topic(self.topic)]
-        self.consumer.assign(tps)
-        await self.consumer.seek_to_end(*tps)
-        for tp in tps:
-            await self.consumer.position(tp)
+    def __init__(self, consumer: AIOKafkaConsumer):
+        self.consumer, self.count = consumer, 0
 
     async def until(self, count: int) -> None:
         while self.count < count:
@@ -98,10 +84,10 @@ async def _send(producer: AIOKafkaProducer, topic: str, commands: list[dict]) ->
     await asyncio.gather(*sent)
 
 
-async def measure(bootstrap: str, topics: Topics, businesses: list[str], count: int, run: str,
-                  server: Serve) -> tuple[float, float]:
-    outcomes = Counted(bootstrap, topics.outcomes)
-    await outcomes.start()
+async def measure(stage: Stage, count: int) -> tuple[float, float]:
+    bootstrap, topics, server = stage.bootstrap, stage.topics, stage.server
+    businesses = [f"b{stage.run}-shop-{i}" for i in range(businesses_count)]
+    outcomes = Counted(await from_end(bootstrap, topics.outcomes))
     producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=5, max_batch_size=1 << 18)
     await producer.start()
     try:
@@ -113,7 +99,7 @@ async def measure(bootstrap: str, topics: Topics, businesses: list[str], count: 
         assert server.proc is not None
         first, base, sent, rss_first = count // 10, outcomes.count, 0, 0.0
         chunk: list[dict] = []
-        for cmd in orders(businesses, count, run, random.Random(3)):
+        for cmd in orders(businesses, count, stage.run, random.Random(3)):
             chunk.append(cmd)
             if len(chunk) == produce_chunk:
                 await outcomes.until(base + sent + produce_chunk - backlog_max)
@@ -136,22 +122,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--commands", type=int, default=100_000)
     p.add_argument("--db", help="SQLAlchemy URL (default: a fresh SQLite file)")
     args = p.parse_args(argv)
-    run = uuid.uuid4().hex[:6]
-    businesses = [f"b{run}-shop-{i}" for i in range(businesses_count)]
-    work = Path(tempfile.mkdtemp(prefix="bench-memory-"))
-    db = args.db or f"sqlite:///{work}/ledger.db"
-    topics = Topics()
-    with running_broker(str(work / "broker.log")) as bootstrap:
-        asyncio.run(create_topics(bootstrap, topics.names()))
-        server = Serve(bootstrap, db, topics, f"bench-{run}", work).start()
-        try:
-            rss_first, rss_end = asyncio.run(measure(bootstrap, topics, businesses, args.commands, run, server))
-        finally:
-            code = server.stop()
+    with staged("memory", args.db) as stage:
+        rss_first, rss_end = asyncio.run(measure(stage, args.commands))
     print(json.dumps({"bench": "memory", "door": "serve", "commands": args.commands, "first": args.commands // 10,
                       "rss_first_mb": round(rss_first, 1), "rss_end_mb": round(rss_end, 1),
-                      "serve_exit": code, "logs": str(work)}))
-    return 0 if code == 0 else 1
+                      "serve_exit": stage.serve_exit, "logs": str(stage.work)}))
+    return 0 if stage.serve_exit == 0 else 1
 
 
 if __name__ == "__main__":

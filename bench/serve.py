@@ -19,7 +19,9 @@ import uuid
 from pathlib import Path
 
 import orjson
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+
+from bench.stage import from_end
 
 from consumers.topics import Topics, create_topics
 from tests.broker import running_broker
@@ -32,19 +34,8 @@ outcome_wait_s_max = 600.0
 class Outcomes:
     """Counts distinct command_ids answered, reading from the end as it was before producing."""
 
-    def __init__(self, bootstrap: str, topic: str):
-        self.consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False,
-                                         fetch_max_wait_ms=5)
-        self.topic, self.seen, self.last_at = topic, set(), 0.0
-
-    async def start(self) -> None:
-        await self.consumer.start()
-        await self.consumer.topics()
-        tps = [TopicPartition(self.topic, p) for p in self.consumer.partitions_for_topic(self.topic)]
-        self.consumer.assign(tps)
-        await self.consumer.seek_to_end(*tps)
-        for tp in tps:
-            await self.consumer.position(tp)
+    def __init__(self, consumer: AIOKafkaConsumer):
+        self.consumer, self.seen, self.last_at = consumer, set(), 0.0
 
     async def until(self, ids: set[str]) -> None:
         deadline = time.monotonic() + outcome_wait_s_max
@@ -74,8 +65,7 @@ def ids(values: list[bytes]) -> set[str]:
 
 async def measure(bootstrap: str, topics: Topics, setup: list[bytes], agent: list[bytes],
                   servers: list[Serve]) -> tuple[float, float]:
-    outcomes = Outcomes(bootstrap, topics.outcomes)
-    await outcomes.start()
+    outcomes = Outcomes(await from_end(bootstrap, topics.outcomes))
     await produce(bootstrap, topics.admin, setup)
     await outcomes.until(ids(setup))
     await asyncio.to_thread(wait_until, lambda: all("partitions assigned" in s.output() for s in servers),

@@ -54,15 +54,21 @@ def test_a_payment_on_a_forgotten_orders_link_counts_against_that_order(forgetfu
     assert again["payment_link"]["amount"] == RICE_PRICE
 
 
-def test_a_restarted_writer_reads_back_what_an_earlier_one_wrote(store):
+def an_older_order_with_a_link(store) -> tuple[str, str]:
+    """Written by a writer that keeps every order, then one more order: (order_id, reference)."""
     earlier = Ledger(store)
     a_shop(earlier)
     first = place(earlier, 2)
     [link] = agent(earlier, payment_link(first))
     place(earlier, 1)
+    return first, link["payment_link"]["reference"]
+
+
+def test_a_restarted_writer_reads_back_what_an_earlier_one_wrote(store):
+    first, reference = an_older_order_with_a_link(store)
 
     later = Ledger(store, orders_kept=1)
-    paid = pay(later, link["payment_link"]["reference"], 2 * RICE_PRICE)
+    paid = pay(later, reference, 2 * RICE_PRICE)
     [after] = agent(later, payment_link(first))
 
     assert (paid["status"], paid["order_id"]) == ("accepted", first)
@@ -70,17 +76,13 @@ def test_a_restarted_writer_reads_back_what_an_earlier_one_wrote(store):
 
 
 def test_a_log_written_before_the_orders_table_fills_it_on_load(store):
-    earlier = Ledger(store)
-    a_shop(earlier)
-    first = place(earlier, 2)
-    [link] = agent(earlier, payment_link(first))
-    place(earlier, 1)
+    first, reference = an_older_order_with_a_link(store)
     with store.engine.begin() as conn:  # as a database from before the table would be
         conn.execute(delete(orders))
         conn.execute(delete(links))
 
     later = Ledger(store, orders_kept=1)
-    paid = pay(later, link["payment_link"]["reference"], RICE_PRICE)
+    paid = pay(later, reference, RICE_PRICE)
 
     assert (paid["status"], paid["order_id"]) == ("accepted", first)
     with store.engine.connect() as conn:
