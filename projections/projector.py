@@ -165,7 +165,7 @@ class Projector:
 
     def _rebuild(self, until: int | None, progress: Progress | None) -> Replayed:
         self._kept = None
-        applied = last = 0
+        applied = last = flushed = 0
         view = View(TABLES, complete=True)  # the tables start empty: nothing to read back
         indexed = False
         with self.engine.begin() as conn:
@@ -178,15 +178,18 @@ class Projector:
                 conn.execute(CreateTable(table))
             for page in log_pages.read(self.store, 1, until, min(self.page_events, replay_page_events_max)):
                 _fold(conn, view, page)
-                # Kept rows are written once, at the end, unless there are too many to keep.
+                applied, last = applied + len(page), page[-1][0]
+                # Kept rows are written once, at the end, unless there are too many to keep;
+                # appended ones every page_events (each write a COPY on PostgreSQL, a round trip).
                 full = view.size() >= replay_rows_kept_max
-                view.flush(conn, kept=full)
+                if full or applied - flushed >= self.page_events:
+                    view.flush(conn, kept=full)
+                    flushed = applied
                 if full and not indexed:
                     _create_indexes(conn)
                     indexed = True
                 if full:
                     view = View(TABLES)  # from here on, rows are read back as they are needed
-                applied, last = applied + len(page), page[-1][0]
                 if progress:
                     progress(last, applied)
             view.flush(conn)
