@@ -6,13 +6,16 @@ Starts a broker as the tests do, creates the topics, starts one `ledger serve` a
 a catalogue. Then an agent (consumers.client.LedgerClient) sends a command every 1/rate
 seconds, each on its own schedule (a slow answer does not delay the next send), and the
 time from `send` to its outcome arriving is recorded. The first second is warm-up and not
-counted. Without --db, a fresh SQLite file. Prints one JSON line: p50, p90, p99, max in ms.
+counted. Without --db, a fresh SQLite file. Prints one JSON line: p50, p90, p99, max in ms,
+and the machine's 1-minute load average at the end (on a shared two-core machine the
+figures move with it: a load of 3 or more can add milliseconds to the p50).
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
 import json
+import os
 import sys
 import tempfile
 import time
@@ -79,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
         "bench": "latency", "db": db.split(":", 1)[0], "rate_per_s": args.rate, "commands": len(counted),
         "p50_ms": round(percentile(counted, 50), 2), "p90_ms": round(percentile(counted, 90), 2),
         "p99_ms": round(percentile(counted, 99), 2), "max_ms": round(counted[-1], 2),
-        "serve_exit": code, "logs": str(work)}))
+        "load_1m": round(os.getloadavg()[0], 2), "serve_exit": code, "logs": str(work)}))
     return 0 if code == 0 else 1
 
 
