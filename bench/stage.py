@@ -29,15 +29,16 @@ class Stage:
 
 
 @contextmanager
-def staged(name: str, db: str | None = None) -> Iterator[Stage]:
-    """A broker, the default topics and one `ledger serve` on `db` (default: a fresh SQLite
-    file); serve is stopped on the way out and its exit status kept in `serve_exit`."""
+def staged(name: str, db: str | None = None, server: type[Serve] = Serve) -> Iterator[Stage]:
+    """A broker, the default topics and one `ledger serve` (or another `server` started the
+    same way) on `db` (default: a fresh SQLite file); it is stopped on the way out and its
+    exit status kept in `serve_exit`."""
     run, work = uuid.uuid4().hex[:6], Path(tempfile.mkdtemp(prefix=f"bench-{name}-"))
     db = db or f"sqlite:///{work}/ledger.db"
     topics = Topics()
     with running_broker(str(work / "broker.log")) as bootstrap:
         asyncio.run(create_topics(bootstrap, topics.names()))
-        stage = Stage(run, work, db, bootstrap, topics, Serve(bootstrap, db, topics, f"bench-{run}", work).start())
+        stage = Stage(run, work, db, bootstrap, topics, server(bootstrap, db, topics, f"bench-{run}", work).start())
         try:
             yield stage
         finally:
