@@ -156,8 +156,11 @@ class Ledger:
             try:
                 commands = [i.command for i in items if isinstance(i, Parsed)]
                 seen = self.store.claims_for("command", [c.command_id for c in commands])
+                wanted: dict[str | None, list[str]] = {}
                 for c in commands:
-                    self._recall(c.business_id, orders_read(c))
+                    wanted.setdefault(c.business_id, []).extend(orders_read(c))
+                for business_id, order_ids in wanted.items():  # one read a business, not one a command
+                    self._recall(business_id, order_ids)
                 # One clock reading a batch: its commands are recorded in one transaction.
                 now = self.now()
                 outcomes = [self._one(item, seen, appended, claims, now) for item in items]

@@ -39,6 +39,16 @@ def test_a_forgotten_order_gets_a_link_for_what_it_owes(forgetful, store):
     assert (link["status"], link["payment_link"]["amount"]) == ("accepted", 2 * RICE_PRICE)
 
 
+def test_one_batch_of_links_for_several_forgotten_orders_charges_each_its_own(forgetful):
+    a_shop(forgetful)
+    placed = {place(forgetful, bags): bags for bags in (1, 2, 3)}
+
+    links = agent(forgetful, *(payment_link(order_id) for order_id in placed))
+
+    assert [(link["status"], link["payment_link"]["amount"]) for link in links] == \
+        [("accepted", bags * RICE_PRICE) for bags in placed.values()]
+
+
 def test_a_payment_on_a_forgotten_orders_link_counts_against_that_order(forgetful):
     a_shop(forgetful)
     first = place(forgetful, 2)
