@@ -66,7 +66,8 @@ class Server:
         self._owed: asyncio.Queue[list[outbox.Owed] | None] = asyncio.Queue(outbox_batches_max)
         self._closing = False
         self.consumer: AIOKafkaConsumer | None = None
-        self.producer: AIOKafkaProducer | None = None
+        self.producer: AIOKafkaProducer | None = None         # outcomes and DLQ copies
+        self.events_producer: AIOKafkaProducer | None = None  # the relay's
         self.relay: Relay | None = None
         self._relaying: Follower | None = None
 
@@ -103,23 +104,27 @@ class Server:
         while not stop.is_set():
             c = self.config
             # No linger: an outcome goes out at once; under load, messages sent while a
-            # request is in flight still batch up behind it.
-            producer = AIOKafkaProducer(bootstrap_servers=c.bootstrap, acks="all", linger_ms=0,
-                                        max_batch_size=1 << 18)
+            # request is in flight still batch up behind it. Events get a producer of their
+            # own: a producer keeps one request in flight per broker, and an agent's outcome
+            # must not wait behind a page of events.
+            producer, events_producer = (AIOKafkaProducer(bootstrap_servers=c.bootstrap, acks="all", linger_ms=0,
+                                                          max_batch_size=1 << 18) for _ in range(2))
             consumer = AIOKafkaConsumer(
                 bootstrap_servers=c.bootstrap, group_id=c.group, enable_auto_commit=False,
                 auto_offset_reset="earliest", fetch_max_wait_ms=c.fetch_wait_ms,
                 session_timeout_ms=c.session_timeout_ms, heartbeat_interval_ms=max(100, c.session_timeout_ms // 5))
             # Set before start: joining the group already calls the rebalance listener.
-            self.producer, self.consumer = producer, consumer
-            self.relay = Relay(self.store, producer, c.topics)
+            self.producer, self.events_producer, self.consumer = producer, events_producer, consumer
+            self.relay = Relay(self.store, events_producer, c.topics)
             try:
                 await producer.start()
+                await events_producer.start()
                 consumer.subscribe(c.topics.inputs(), listener=_Rebalance(self))
                 await consumer.start()
             except Exception as exc:
                 log.warning("cannot reach Kafka at %s (%s); retrying", c.bootstrap, first_line(exc))
                 await producer.stop()
+                await events_producer.stop()
                 await consumer.stop()
                 await backoff.sleep(stop)
                 continue
@@ -128,7 +133,8 @@ class Server:
         return False
 
     async def _finish(self, tasks: Sequence[asyncio.Task]) -> None:
-        assert self.consumer is not None and self.producer is not None and self.relay is not None
+        assert self.consumer is not None and self.producer is not None and self.events_producer is not None
+        assert self.relay is not None
         self._closing = True
         await self._owed.put(None)
         done, _ = await asyncio.wait(tasks, timeout=drain_s)
@@ -144,6 +150,7 @@ class Server:
         await self._commit_kafka()
         await self.consumer.stop()  # leaves the group: the others take over at once
         await self.producer.stop()
+        await self.events_producer.stop()
         self.relay.close()
         log.info("stopped after applying %d commands", self.applied_count)
 
