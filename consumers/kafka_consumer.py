@@ -282,8 +282,8 @@ class Server:
             for tp, upto in done.items():
                 self.published[tp] = max(self.published.get(tp, -1), upto)
             self._owed.task_done()
-            # The batch's events go out after its outcomes, not beside them: a waiting agent
-            # would share the producer (one request in flight) and the CPU with the relay.
+            # The batch's events go out after its outcomes, not beside them: the relay's page
+            # (a thread hop, a read, a produce) would take the CPU from an agent's outcome.
             assert self._relaying is not None
             self._relaying.wake()
 
