@@ -243,6 +243,10 @@ class Store:
         object a row made that ~10x slower. For one business the pages walk its stream's own
         index (versions grow with positions), so a small business in a large log is cheap.
         """
+        if business_id is None and not types:
+            for page in self.rows(start, stop):
+                yield from ev.decode_page(page)
+            return
         t = self.recorder.events_record_cls.__table__
         query = select(t.c.id, t.c.topic, t.c.state, t.c.originator_version)
         if business_id is None:
@@ -267,6 +271,29 @@ class Store:
             if len(page) < notifications_page_max:
                 return
             after = page[-1][at]
+
+    def rows(self, start: int = 1, stop: int | None = None) -> Iterator[list[tuple[int, str, bytes]]]:
+        """The log's (position, topic, state) rows from `start` to `stop` (inclusive), a page a
+        query, on the driver's own cursor: plain tuples, and PostgreSQL's in binary (in text
+        a bytea comes as hex, twice the bytes to send and decode: 1M events 2.0-2.5 -> 0.9 s).
+        A connection a page: no snapshot is held open for the whole log."""
+        table = self.recorder.events_record_cls.__table__.name
+        upto = "" if stop is None else " AND id <= ?"
+        sql = f'SELECT id, topic, state FROM "{table}" WHERE id > ?{upto} ORDER BY id LIMIT {notifications_page_max}'
+        after = start - 1
+        while True:
+            with self.engine.connect() as conn:
+                dbapi = conn.connection.dbapi_connection
+                cursor = dbapi.cursor(binary=True) if conn.dialect.name == "postgresql" else dbapi.cursor()
+                try:
+                    page = cursor.execute(_driver_sql(conn, sql), (after,) if stop is None else (after, stop)).fetchall()
+                finally:
+                    cursor.close()
+            if page:
+                yield page
+            if len(page) < notifications_page_max:
+                return
+            after = page[-1][0]
 
     def max_position(self) -> int:
         return self.recorder.max_notification_id() or 0
