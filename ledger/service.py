@@ -120,12 +120,15 @@ class Ledger:
     def _kept(self, appended: Sequence[tuple[int, ev.Event]]) -> list[KeptOrder]:
         """The orders these events changed, as they now stand, and the references issued."""
         changed: dict[tuple[str, str], list[str]] = {}
+        placed: set[str] = set()
         for _, e in appended:
             if isinstance(e, _ORDER_EVENTS):
                 references = changed.setdefault((e.business_id or "", e.order_id), [])
                 if isinstance(e, ev.PaymentLinkIssued):
                     references.append(e.reference)
-        return [KeptOrder(b, order_id, self.state(b).orders[order_id], tuple(references))
+                elif isinstance(e, ev.OrderPlaced):
+                    placed.add(e.order_id)
+        return [KeptOrder(b, order_id, self.state(b).orders[order_id], tuple(references), order_id in placed)
                 for (b, order_id), references in changed.items()]
 
     def _written(self, appended: Sequence[tuple[int, ev.Event]], claims: Sequence[Claim],

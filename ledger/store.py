@@ -80,6 +80,7 @@ class KeptOrder:
     order_id: str
     order: Order
     references: tuple[str, ...] = ()
+    placed: bool = False  # in this batch: its row is new
 
 
 class _Recorder(SQLAlchemyApplicationRecorder):
@@ -91,10 +92,7 @@ class _Recorder(SQLAlchemyApplicationRecorder):
         conn = session.connection()
         if conn.dialect.name == "sqlite":
             return _insert_sqlite(conn, table.name, stored_events)
-        rows = [{"originator_id": e.originator_id, "originator_version": e.originator_version,
-                 "topic": e.topic, "state": e.state} for e in stored_events]
-        result = session.execute(table.insert().returning(table.c.id, sort_by_parameter_order=True), rows)
-        positions = [row[0] for row in result]
+        positions = _insert_postgres(conn, table.name, stored_events)
         self._notify_channel(session)
         return positions
 
@@ -107,6 +105,16 @@ def _insert_sqlite(conn: Any, table: str, stored_events: Sequence[StoredEvent]) 
         f'INSERT INTO "{table}" (originator_id, originator_version, topic, state) VALUES (?, ?, ?, ?)',
         [(e.originator_id.bytes, e.originator_version, e.topic, e.state) for e in stored_events])
     last = conn.exec_driver_sql(f'SELECT max(id) FROM "{table}"').scalar()
+    return list(range(last - len(stored_events) + 1, last + 1))
+
+
+def _insert_postgres(conn: Any, table: str, stored_events: Sequence[StoredEvent]) -> list[int]:
+    """COPY: an INSERT of many rows with RETURNING took ~2.5x as long. The table lock taken
+    before keeps every other writer's inserts out until the commit, so the id sequence gives
+    these rows consecutive ids, in order, the last being this session's currval."""
+    _copy(conn, f'"{table}" (originator_id, originator_version, topic, state)',
+          [(e.originator_id, e.originator_version, e.topic, e.state) for e in stored_events])
+    last = conn.exec_driver_sql(f"SELECT currval(pg_get_serial_sequence('{table}', 'id'))").scalar()
     return list(range(last - len(stored_events) + 1, last + 1))
 
 
@@ -129,13 +137,31 @@ def _query(conn: Any, sql: str, parameters: tuple) -> list[tuple]:
 
 
 def _insert_claims(conn: Any, new_claims: Sequence[Claim]) -> None:
-    _executemany(conn, "INSERT INTO ledger_claims (scope, key, content_hash, outcome) VALUES (?, ?, ?, ?)",
-                 [(c.scope, c.key, c.content_hash, c.outcome) for c in new_claims])
+    rows = [(c.scope, c.key, c.content_hash, c.outcome) for c in new_claims]
+    if conn.dialect.name == "postgresql":
+        _copy(conn, "ledger_claims (scope, key, content_hash, outcome)", rows)
+    else:
+        _executemany(conn, "INSERT INTO ledger_claims (scope, key, content_hash, outcome) VALUES (?, ?, ?, ?)", rows)
 
 
-_UPSERT_ORDER = (
-    "INSERT INTO ledger_orders (business_id, order_id, customer_id, total, paid, link_reference, link_url,"
-    " link_amount) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (business_id, order_id) {}")
+def _copy(conn: Any, into: str, rows: Sequence[tuple]) -> None:
+    """PostgreSQL's COPY: ~2.5x faster than an executemany of the same rows (a batch's claims
+    took ~40% of its write). A key another writer took is the same IntegrityError as ever."""
+    import psycopg  # only on PostgreSQL
+    cursor = conn.connection.dbapi_connection.cursor()
+    try:
+        with cursor.copy(f"COPY {into} FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
+    except psycopg.errors.IntegrityError as exc:
+        raise IntegrityError(exc) from exc
+    finally:
+        cursor.close()
+
+
+_ORDER_COLUMNS = "business_id, order_id, customer_id, total, paid, link_reference, link_url, link_amount"
+_UPSERT_ORDER = (f"INSERT INTO ledger_orders ({_ORDER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+                 " ON CONFLICT (business_id, order_id) {}")
 _ORDER_CHANGES = ("DO UPDATE SET paid = excluded.paid, link_reference = excluded.link_reference,"
                   " link_url = excluded.link_url, link_amount = excluded.link_amount")
 _INSERT_LINK = "INSERT INTO ledger_links (business_id, reference, order_id) VALUES (?, ?, ?) ON CONFLICT DO NOTHING"
@@ -143,12 +169,15 @@ _INSERT_LINK = "INSERT INTO ledger_links (business_id, reference, order_id) VALU
 
 def _keep_orders(conn: Any, kept: Sequence[KeptOrder], on_conflict: str = _ORDER_CHANGES) -> None:
     """Upsert each order's row (a backfill, on_conflict "DO NOTHING", never overwrites a newer one)."""
-    rows = []
+    rows: dict[bool, list[tuple]] = {True: [], False: []}
+    copying = conn.dialect.name == "postgresql" and on_conflict == _ORDER_CHANGES
     for k in kept:
         o, live = k.order, k.order.live_link
-        rows.append((k.business_id, k.order_id, o.customer_id, o.total, o.paid, live and live.reference,
-                     live and live.url, live and live.amount))
-    _executemany(conn, _UPSERT_ORDER.format(on_conflict), rows)
+        rows[copying and k.placed].append((k.business_id, k.order_id, o.customer_id, o.total, o.paid,
+                                           live and live.reference, live and live.url, live and live.amount))
+    if rows[True]:  # orders placed in this batch have no row yet
+        _copy(conn, f"ledger_orders ({_ORDER_COLUMNS})", rows[True])
+    _executemany(conn, _UPSERT_ORDER.format(on_conflict), rows[False])
     _executemany(conn, _INSERT_LINK, [(k.business_id, r, k.order_id) for k in kept for r in k.references])
 
 

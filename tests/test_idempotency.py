@@ -214,3 +214,21 @@ def test_a_write_failure_nobody_else_caused_is_raised_not_retried(ledger, store)
     assert store.max_position() == before
     [out] = agent(ledger, order("cust-1", [line("rice", 2)]))  # the failed decision left no trace in the cache
     assert (out["status"], available(store, "rice")) == ("accepted", RICE_STOCK - 2)
+
+
+def test_the_positions_a_writer_reports_are_where_its_events_are_stored(ledger, store, db_url):
+    """Two writers on two businesses append at once; each batch's (position, event) pairs are the log's."""
+    for business in ("shop-1", "shop-2"):
+        owner(ledger, product("rice", 1, 10**6, business), customer("cust-1", 10**9, business))
+
+    def place(writer: Ledger, barrier: threading.Barrier) -> list[tuple[int, object]]:
+        business = "shop-1" if barrier.wait() == 0 else "shop-2"
+        reported = []
+        for _ in range(30):
+            agent(writer, *(order("cust-1", [line("rice", 1)], business) for _ in range(7)))
+            reported += writer.written
+        return reported
+
+    reported = sorted(pair for pairs in _race(db_url, place) for pair in pairs)
+
+    assert reported == list(store.notifications(reported[0][0]))
