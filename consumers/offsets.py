@@ -21,7 +21,7 @@ from collections.abc import Iterable
 
 from aiokafka import TopicPartition
 from aiokafka.structs import ConsumerRecord
-from sqlalchemy import BigInteger, Column, Integer, MetaData, String, Table, and_, case, null, or_, select
+from sqlalchemy import BigInteger, Column, Integer, MetaData, String, Table, and_, or_, select, text
 from sqlalchemy.engine import Engine
 from sqlalchemy.sql import Executable
 
@@ -51,13 +51,18 @@ def stored(engine: Engine, group: str, partitions: Iterable[TopicPartition]) -> 
         return {TopicPartition(r.topic, r.partition): (r.offset, r.fingerprint) for r in conn.execute(query)}
 
 
+# Text, not expressions: building and compiling the expression version was ~0.3 ms of
+# every batch, a fifth of a lone command's round trip through serve.
+_FIRST = text('INSERT INTO ledger_kafka_offsets (group_id, topic, "partition", "offset", fingerprint)'
+              ' VALUES (:group, :topic, :partition, :offset, :fingerprint)')
+_FENCED = text('UPDATE ledger_kafka_offsets SET "offset" = CASE WHEN "offset" = :seen THEN :offset ELSE NULL END,'
+               ' fingerprint = :fingerprint WHERE group_id = :group AND topic = :topic AND "partition" = :partition')
+
+
 def advance(group: str, seen: int | None, last: ConsumerRecord) -> Executable:
     """Move the partition's stored offset from `seen` (None: no row yet) to `last`'s, or fail."""
+    values = dict(group=group, topic=last.topic, partition=last.partition, offset=last.offset,
+                  fingerprint=fingerprint(last))
     if seen is None:
-        # A primary-key violation if someone else stored one first.
-        return offsets.insert().values(group_id=group, topic=last.topic, partition=last.partition,
-                                       offset=last.offset, fingerprint=fingerprint(last))
-    return (offsets.update()
-            .where(offsets.c.group_id == group, offsets.c.topic == last.topic, offsets.c.partition == last.partition)
-            .values(offset=case((offsets.c.offset == seen, last.offset), else_=null()),
-                    fingerprint=fingerprint(last)))
+        return _FIRST.bindparams(**values)  # a primary-key violation if someone else stored one first
+    return _FENCED.bindparams(seen=seen, **values)  # a NOT NULL violation if it moved meanwhile
