@@ -17,15 +17,12 @@ import asyncio
 import json
 import os
 import sys
-import tempfile
 import time
-import uuid
-from pathlib import Path
 
 from bench.serve import businesses_count
+from bench.stage import staged
 from consumers.client import LedgerClient
-from consumers.topics import Topics, create_topics
-from tests.broker import running_broker
+from consumers.topics import Topics
 from tests.kafka_support import Serve, mixed_commands, setup_commands, wait_until
 
 warm_up_s = 1.0
@@ -63,27 +60,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--db", help="SQLAlchemy URL (default: a fresh SQLite file)")
     args = p.parse_args(argv)
 
-    run = uuid.uuid4().hex[:6]
-    names = [f"b{run}-{i}" for i in range(businesses_count)]
-    setup = setup_commands(names, stock=10**9, credit_limit=10**12)
-    agent = mixed_commands(int(args.rate * (args.seconds + warm_up_s)), names, seed=2, prefix=f"l{run}")
-    work = Path(tempfile.mkdtemp(prefix="bench-latency-"))
-    db = args.db or f"sqlite:///{work}/ledger.db"
-    topics = Topics()
-    with running_broker(str(work / "broker.log")) as bootstrap:
-        asyncio.run(create_topics(bootstrap, topics.names()))
-        server = Serve(bootstrap, db, topics, f"bench-{run}", work).start()
-        try:
-            ms = asyncio.run(measure(bootstrap, topics, setup, agent, args.rate, server))
-        finally:
-            code = server.stop()
+    with staged("latency", args.db) as stage:
+        names = [f"b{stage.run}-{i}" for i in range(businesses_count)]
+        setup = setup_commands(names, stock=10**9, credit_limit=10**12)
+        agent = mixed_commands(int(args.rate * (args.seconds + warm_up_s)), names, seed=2, prefix=f"l{stage.run}")
+        ms = asyncio.run(measure(stage.bootstrap, stage.topics, setup, agent, args.rate, stage.server))
     counted = sorted(ms[int(args.rate * warm_up_s):])
     print(json.dumps({
-        "bench": "latency", "db": db.split(":", 1)[0], "rate_per_s": args.rate, "commands": len(counted),
+        "bench": "latency", "db": stage.db.split(":", 1)[0], "rate_per_s": args.rate, "commands": len(counted),
         "p50_ms": round(percentile(counted, 50), 2), "p90_ms": round(percentile(counted, 90), 2),
         "p99_ms": round(percentile(counted, 99), 2), "max_ms": round(counted[-1], 2),
-        "load_1m": round(os.getloadavg()[0], 2), "serve_exit": code, "logs": str(work)}))
-    return 0 if code == 0 else 1
+        "load_1m": round(os.getloadavg()[0], 2), "serve_exit": stage.serve_exit, "logs": str(stage.work)}))
+    return 0 if stage.serve_exit == 0 else 1
 
 
 if __name__ == "__main__":
