@@ -10,8 +10,6 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from consumers.backoff import Backoff, first_line
-from consumers.projecting import ProjectorProcess
-from ledger.store import Store
 
 log = logging.getLogger("ledger.kafka")
 
@@ -40,18 +38,3 @@ class Follower:
             except Exception as exc:  # broker or database away: the next step starts from what is stored
                 log.warning("%s: %s; retrying", self.name, first_line(exc))
                 await backoff.sleep(stop)
-
-
-class Projections:
-    """The projector, in its own process: it would take a third of the serving thread's core.
-
-    Made on first use (and made again if it died): it needs the database, which may be away."""
-
-    def __init__(self, store: Store):
-        self.store = store
-        self.process: ProjectorProcess | None = None
-
-    def catch_up(self) -> None:
-        if self.process is None or not self.process.alive():
-            self.process = ProjectorProcess(self.store.url)
-        self.process.wake()

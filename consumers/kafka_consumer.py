@@ -21,7 +21,8 @@ from sqlalchemy import select
 
 from consumers import offsets, outbox
 from consumers.backoff import Backoff, first_line
-from consumers.follow import Follower, Projections
+from consumers.follow import Follower
+from consumers.projecting import Projections
 from consumers.relay import Relay, metadata as relay_metadata, relay_positions
 from consumers.topics import Topics, default_group
 from ledger.service import Ledger
@@ -78,11 +79,12 @@ class Server:
         if not await self._connect(stop):
             return
         assert self.relay is not None
-        projections = Projections(self.store)
+        # In their own process: here they would take a third of the serving thread's core.
+        projections = Projections(self.store, inline=False)
         # Events go out as soon as a batch commits; projections catch up once a second, in
         # bigger pages (cheaper), and `ledger audit` catches up before it reads anyway.
         self._relaying = Follower("event relay", self.relay.catch_up)
-        followers = [self._relaying, Follower("projections", lambda: asyncio.to_thread(projections.catch_up))]
+        followers = [self._relaying, Follower("projections", lambda: asyncio.to_thread(projections.after))]
         tasks = [*(asyncio.create_task(f.run(stop)) for f in followers),
                  asyncio.create_task(self._publish_owed())]
         try:

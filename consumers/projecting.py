@@ -48,23 +48,24 @@ class ProjectorProcess:
 
 
 class Projections:
-    """`ledger process`: inline while input trickles in, in a ProjectorProcess once it floods.
+    """Projections kept current beside a writer: inline while its input trickles in (a child
+    costs ~0.4 s to start, more than projecting a few small batches), in a ProjectorProcess
+    once it floods, or from the start with `inline=False` (`ledger serve`). A child that died
+    is started again at the next batch."""
 
-    A child costs ~0.4 s to start, more than projecting a few small batches."""
-
-    def __init__(self, store: Store):
+    def __init__(self, store: Store, inline: bool = True):
         self.store = store
-        self.inline = Projector(store)
+        self.inline = Projector(store) if inline else None
         self.child: ProjectorProcess | None = None
 
-    def after(self, written: Sequence[tuple[int, ev.Event]], full: bool) -> None:
+    def after(self, written: Sequence[tuple[int, ev.Event]] = (), full: bool = True) -> None:
         """After a batch is written; `full`: the input comes faster than a batch at a time."""
-        if self.child is None and full:
-            self.child = ProjectorProcess(self.store.url)
-        if self.child is not None:
-            self.child.wake()
-        else:
+        if self.inline is not None and self.child is None and not full:
             self.inline.keep_up(written)
+            return
+        if self.child is None or not self.child.alive():
+            self.child = ProjectorProcess(self.store.url)
+        self.child.wake()
 
     def close(self) -> None:
         if self.child is not None:
