@@ -170,15 +170,18 @@ _INSERT_LINK = "INSERT INTO ledger_links (business_id, reference, order_id) VALU
 
 def _keep_orders(conn: Any, kept: Sequence[KeptOrder], on_conflict: str = _ORDER_CHANGES) -> None:
     """Upsert each order's row (a backfill, on_conflict "DO NOTHING", never overwrites a newer one)."""
-    rows: dict[bool, list[tuple]] = {True: [], False: []}
-    copying = conn.dialect.name == "postgresql" and on_conflict == _ORDER_CHANGES
+    # On PostgreSQL, orders placed in this batch have no row yet: they can go in by COPY.
+    copy_placed = conn.dialect.name == "postgresql" and on_conflict == _ORDER_CHANGES
+    placed: list[tuple] = []
+    upserted: list[tuple] = []
     for k in kept:
         o, live = k.order, k.order.live_link
-        rows[copying and k.placed].append((k.business_id, k.order_id, o.customer_id, o.total, o.paid,
-                                           live and live.reference, live and live.url, live and live.amount))
-    if rows[True]:  # orders placed in this batch have no row yet
-        _copy(conn, f"ledger_orders ({_ORDER_COLUMNS})", rows[True])
-    _executemany(conn, _UPSERT_ORDER.format(on_conflict), rows[False])
+        (placed if copy_placed and k.placed else upserted).append((
+            k.business_id, k.order_id, o.customer_id, o.total, o.paid,
+            live and live.reference, live and live.url, live and live.amount))
+    if placed:
+        _copy(conn, f"ledger_orders ({_ORDER_COLUMNS})", placed)
+    _executemany(conn, _UPSERT_ORDER.format(on_conflict), upserted)
     _executemany(conn, _INSERT_LINK, [(k.business_id, r, k.order_id) for k in kept for r in k.references])
 
 
