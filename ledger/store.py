@@ -28,7 +28,7 @@ __all__ = ["Claim", "IntegrityError", "KeptOrder", "OperationalError", "Persiste
 
 _STREAMS = uuid.UUID("6f1c9a52-2b8e-4f6e-9b1d-4d1e5c0a7b3e")
 notifications_page_max = 5000
-claims_lookup_max = 500
+lookup_keys_per_query_max = 500
 
 metadata = MetaData()
 claims = Table(
@@ -229,8 +229,8 @@ class Store:
         keys = list(dict.fromkeys(keys))
         found: dict[str, Claim] = {}
         with self.engine.connect() as conn:
-            for i in range(0, len(keys), claims_lookup_max):
-                chunk = keys[i:i + claims_lookup_max]
+            for i in range(0, len(keys), lookup_keys_per_query_max):
+                chunk = keys[i:i + lookup_keys_per_query_max]
                 rows = _query(conn, "SELECT scope, key, content_hash, outcome FROM ledger_claims"
                               f" WHERE scope = ? AND key IN ({', '.join('?' * len(chunk))})", (scope, *chunk))
                 found.update({r[1]: Claim(r[0], r[1], r[2], bytes(r[3])) for r in rows})
@@ -241,9 +241,9 @@ class Store:
         ids = list(dict.fromkeys(order_ids))
         found: dict[str, Order] = {}
         with self.engine.connect() as conn:
-            for i in range(0, len(ids), claims_lookup_max):
+            for i in range(0, len(ids), lookup_keys_per_query_max):
                 rows = conn.execute(select(orders).where(
-                    orders.c.business_id == (business_id or ""), orders.c.order_id.in_(ids[i:i + claims_lookup_max])))
+                    orders.c.business_id == (business_id or ""), orders.c.order_id.in_(ids[i:i + lookup_keys_per_query_max])))
                 for r in rows:
                     live = None if r.link_reference is None else Link(r.link_reference, r.link_url, r.link_amount)
                     found[r.order_id] = Order(r.customer_id, r.total, r.paid, live)
