@@ -6,12 +6,15 @@ Starts a broker as the tests do, creates the topics (6 partitions), starts the s
 processes and applies each business's catalogue. Then, timed: produce the agent commands
 (70% orders that are placed, 20% blocked for unknown or conflicting facts, 10% rule blocks)
 and wait until every one has its outcome on `ledger.outcomes`. Prints commands/s from the
-first command sent to the last outcome received. Without --db, a fresh SQLite file.
+first command sent to the last outcome received, and the CPU time the serve processes
+(all their threads, projector children not included) spent per command meanwhile: a shared
+machine stretches the wall clock far more than the CPU time. Without --db, a fresh SQLite file.
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 import tempfile
 import time
@@ -59,23 +62,34 @@ async def produce(bootstrap: str, topic: str, values: list[bytes]) -> None:
         await producer.stop()
 
 
+def cpu_s(servers: list[Serve]) -> float:
+    """User + system CPU seconds the serve processes have used so far."""
+    ticks = 0
+    for s in servers:
+        assert s.proc is not None
+        fields = open(f"/proc/{s.proc.pid}/stat").read().rsplit(")", 1)[1].split()
+        ticks += int(fields[11]) + int(fields[12])  # utime, stime
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
 def ids(values: list[bytes]) -> set[str]:
     return {orjson.loads(v)["command_id"] for v in values}
 
 
 async def measure(bootstrap: str, topics: Topics, setup: list[bytes], agent: list[bytes],
-                  servers: list[Serve]) -> tuple[float, float]:
+                  servers: list[Serve]) -> tuple[float, float, float]:
     outcomes = Outcomes(await from_end(bootstrap, topics.outcomes))
     await produce(bootstrap, topics.admin, setup)
     await outcomes.until(ids(setup))
     await asyncio.to_thread(wait_until, lambda: all("partitions assigned" in s.output() for s in servers),
                             120, "every server to get partitions")
-    started = time.monotonic()
+    started, cpu_started = time.monotonic(), cpu_s(servers)
     await produce(bootstrap, topics.commands, agent)
     produced = time.monotonic() - started
     await outcomes.until(ids(agent))
+    cpu = cpu_s(servers) - cpu_started
     await outcomes.consumer.stop()
-    return produced, outcomes.last_at - started
+    return produced, outcomes.last_at - started, cpu
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -99,13 +113,13 @@ def main(argv: list[str] | None = None) -> int:
         for s in servers:
             s.start()
         try:
-            produced_s, elapsed_s = asyncio.run(measure(bootstrap, topics, setup, agent, servers))
+            produced_s, elapsed_s, serve_cpu_s = asyncio.run(measure(bootstrap, topics, setup, agent, servers))
         finally:
             codes = [s.stop() for s in servers]
     backend = db.split(":", 1)[0]
     print(f"{args.commands} commands, {args.processes} process(es), {backend}: produced in {produced_s:.2f}s, "
-          f"all outcomes in {elapsed_s:.2f}s -> {args.commands / elapsed_s:,.0f} commands/s "
-          f"(serve exit {codes}; logs in {work})")
+          f"all outcomes in {elapsed_s:.2f}s -> {args.commands / elapsed_s:,.0f} commands/s, "
+          f"serve CPU {serve_cpu_s / args.commands * 1e6:.0f} us/command (serve exit {codes}; logs in {work})")
     return 0 if all(c == 0 for c in codes) else 1
 
 
