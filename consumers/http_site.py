@@ -1,5 +1,6 @@
 """What every HTTP door shares: where to listen, whether that is loopback, and running an
-aiohttp app until SIGINT or SIGTERM."""
+aiohttp app until SIGINT or SIGTERM; and the provider door's path, which the command line
+names without loading aiohttp."""
 from __future__ import annotations
 
 import asyncio
@@ -9,6 +10,8 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from aiohttp import web
+
+webhook_path = "/webhooks/payments"
 
 
 def parse_listen(value: str) -> tuple[str, int]:

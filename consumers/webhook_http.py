@@ -21,14 +21,12 @@ from aiohttp import web
 from eventsourcing.persistence import PersistenceError
 from sqlalchemy.exc import SQLAlchemyError
 
-from consumers.http_site import is_loopback, parse_listen, serve_until_signalled, start_site
+from consumers.http_site import is_loopback, parse_listen, serve_until_signalled, start_site, webhook_path
 from ledger.payments import MissingSecret
 from ledger.service import Ledger
 
 log = logging.getLogger("ledger.webhook")
-webhook_path = "/webhooks/payments"
 webhook_body_bytes_max = 64 * 1024  # a charge notification is a few hundred bytes
-default_listen = "127.0.0.1:8081"
 
 LEDGER = web.AppKey("ledger", Ledger)
 _STATUS = {"bad_signature": 401, "malformed": 400}

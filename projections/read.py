@@ -14,6 +14,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.types import Text
 
 from projections.blocks import blocks
+from projections.columns import COLUMNS
 from projections.escalations import escalations
 from projections.intents import intents
 from projections.orders import customers, orders, stock
@@ -31,16 +32,9 @@ class Filters:
     since: str | None = None  # a position (digits) or a recorded_at lower bound (ISO 8601)
 
 
-VIEWS: dict[str, tuple[Table, tuple[str, ...]]] = {
-    "intents": (intents, ("business_id", "conversation_id", "turn_id", "intents", "primary_intent")),
-    "blocks": (blocks, ("position", "command_id", "business_id", "agent_id", "conversation_id", "turn_id",
-                        "type", "status", "reason", "fields", "details", "conflicts")),
-    "orders": (orders, ("business_id", "order_id", "customer_id", "total", "paid", "outstanding", "status")),
-    "escalations": (escalations, ("escalation_id", "business_id", "conversation_id", "turn_id", "cause",
-                                  "reason", "status", "raised_at", "closed_at")),
-    "customers": (customers, ("business_id", "customer_id", "name", "credit_limit", "exposure")),
-    "stock": (stock, ("business_id", "sku", "name", "unit_price", "available")),
-}
+_TABLES = {"intents": intents, "blocks": blocks, "orders": orders, "escalations": escalations,
+           "customers": customers, "stock": stock}
+VIEWS: dict[str, tuple[Table, tuple[str, ...]]] = {name: (_TABLES[name], columns) for name, columns in COLUMNS.items()}
 # Which column each filter reads; a filter on a view without it is a usage error.
 _FILTER_COLUMNS = {"business": "business_id", "reason": "reason", "agent": "agent_id",
                    "field": "fields", "status": "status"}

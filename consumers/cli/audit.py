@@ -8,15 +8,17 @@ import threading
 
 from consumers.cli.common import UsageError, add_db, emit, open_store
 from consumers.cli.table import print_table
-from projections.projector import Projector
-from projections.read import VIEWS, Filters, NotApplicable, rows
+from projections.columns import COLUMNS
+
+# The projector and the views (SQLAlchemy, the projection tables) are imported by the functions
+# that run these subcommands: the parser every subcommand builds stays light.
 
 follow_interval_ms_default = 500
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     a = sub.add_parser("audit", help="projections, one row a line (catches them up first)")
-    a.add_argument("view", choices=list(VIEWS))
+    a.add_argument("view", choices=list(COLUMNS))
     a.add_argument("--business")
     a.add_argument("--reason", help="blocks, escalations: this reason only")
     a.add_argument("--agent", help="blocks: this agent only")
@@ -43,6 +45,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def audit(args: argparse.Namespace) -> int:
+    from projections.projector import Projector
+    from projections.read import Filters, NotApplicable, rows
+
     store = open_store(args)
     projector = Projector(store)
     if not args.no_catch_up:
@@ -54,7 +59,7 @@ def audit(args: argparse.Namespace) -> int:
         try:
             found = rows(conn, args.view, filters)
             if args.table:
-                print_table(list(found), list(VIEWS[args.view][1]))
+                print_table(list(found), list(COLUMNS[args.view]))
             else:
                 for row in found:
                     emit(row, out)
@@ -64,6 +69,8 @@ def audit(args: argparse.Namespace) -> int:
 
 
 def replay(args: argparse.Namespace) -> int:
+    from projections.projector import Projector
+
     if args.until is not None and args.until < 0:
         raise UsageError("--until must be a position (0 or more)")
     store = open_store(args)
@@ -74,6 +81,8 @@ def replay(args: argparse.Namespace) -> int:
 
 
 def project(args: argparse.Namespace) -> int:
+    from projections.projector import Projector
+
     if args.interval_ms <= 0:
         raise UsageError("--interval-ms must be positive")
     projector = Projector(open_store(args))

@@ -6,12 +6,13 @@ import os
 import select
 import sys
 from collections.abc import Iterator
-from typing import IO, Any
-
+from typing import IO, TYPE_CHECKING, Any
 
 from ledger.events import dumps
-from ledger.service import Ledger
-from ledger.store import Store
+
+if TYPE_CHECKING:
+    from ledger.service import Ledger
+    from ledger.store import Store
 
 default_db_url = "sqlite:///ledger.db"
 batch_records_max = 5000  # one transaction (one fsync) and one projection page per batch
@@ -34,12 +35,16 @@ def db_url(args: argparse.Namespace) -> str:
 
 
 def open_store(args: argparse.Namespace) -> Store:
+    from ledger.store import Store  # SQLAlchemy and the recorder: only for the subcommands that open a database
+
     store = Store(db_url(args))
     store.create_tables()
     return store
 
 
 def open_ledger(args: argparse.Namespace) -> Ledger:
+    from ledger.service import Ledger  # the parser and every command model: only for the subcommands that decide
+
     return Ledger(open_store(args))
 
 

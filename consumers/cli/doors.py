@@ -6,7 +6,6 @@ import sys
 
 from consumers.cli.common import add_db, batch_records_max, batches, emit, open_input, open_ledger
 from consumers.cli.table import print_outcome
-from consumers.projecting import Projections
 from ledger.bulk import keep_survivors, no_cyclic_gc
 
 
@@ -26,6 +25,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, door: str) -> int:
+    from consumers.projecting import Projections  # the projection tables: only for the doors that write
+
     stream = open_input(args.file)
     ledger = open_ledger(args)
     projections = Projections(ledger.store)

@@ -10,8 +10,6 @@ import sys
 import tempfile
 
 from consumers.cli.common import UsageError, emit
-from consumers.fuzz import ShopTaken, deterministic_ledger, run
-from ledger.store import Store
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -23,6 +21,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def fuzz(args: argparse.Namespace) -> int:
+    from consumers.fuzz import ShopTaken, deterministic_ledger, run  # the ledger and its command models
+    from ledger.store import Store
+
     if args.count < 0:
         raise UsageError("--count must be 0 or more")
     with tempfile.TemporaryDirectory(prefix="ledger-fuzz-") as folder:

@@ -7,13 +7,16 @@ import logging
 import os
 import signal
 import sys
+from typing import TYPE_CHECKING
 
 from consumers.backoff import Backoff, first_line
 from consumers.cli.common import UsageError, add_db, emit, open_input, open_ledger
 from consumers.http_site import parse_listen
 from consumers.topics import (Topics, bootstrap_servers, create_topics, default_group, default_timeout_s,
                               partitions_default)
-from ledger.service import Ledger
+
+if TYPE_CHECKING:
+    from ledger.service import Ledger
 
 log = logging.getLogger("ledger.kafka")
 stop_grace_s = 30.0  # after SIGTERM, the batch in hand has this long to finish

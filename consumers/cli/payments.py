@@ -9,13 +9,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from typing import TYPE_CHECKING
 
 from consumers.cli.common import UsageError, add_db, emit, open_store
-from consumers.http_site import parse_listen
-from consumers.webhook_http import default_listen, serve, webhook_path
+from consumers.http_site import parse_listen, webhook_path
 from ledger.payments import PaymentConfigError, SandboxProvider, provider_from_env
-from ledger.service import Ledger, time_ordered_id
-from ledger.store import Store
+
+if TYPE_CHECKING:
+    from ledger.store import Store
+
+default_listen = "127.0.0.1:8081"
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -60,6 +63,8 @@ def link_business(store: Store, reference: str) -> str | None:
 
 
 def simulate(args: argparse.Namespace) -> int:
+    from ledger.service import Ledger, time_ordered_id  # the parser and the command models
+
     provider = _provider()
     if not isinstance(provider, SandboxProvider):
         raise UsageError(f"simulate plays the sandbox provider, not {provider.name!r} (LEDGER_PAYMENT_PROVIDER)")
@@ -75,6 +80,9 @@ def simulate(args: argparse.Namespace) -> int:
 
 
 def webhook(args: argparse.Namespace) -> int:
+    from consumers.webhook_http import serve  # aiohttp, which builds its SSL contexts at import
+    from ledger.service import Ledger
+
     ledger = Ledger(open_store(args), _provider())
 
     def announce(addresses) -> None:

@@ -7,9 +7,10 @@ import os
 import sys
 
 from consumers.cli.common import UsageError, add_db, open_ledger
-from consumers.web.app import default_listen, serve
 from consumers.web.auth import TokenConfigError, one_time, parse_tokens, token_env
 from consumers.http_site import is_loopback, parse_listen
+
+default_listen = "127.0.0.1:8080"
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -23,6 +24,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def web(args: argparse.Namespace) -> int:
+    from consumers.web.app import serve  # aiohttp, which builds its SSL contexts at import
+
     try:
         host, _ = parse_listen(args.listen)
         owners = parse_tokens(os.environ.get(token_env))

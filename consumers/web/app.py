@@ -26,7 +26,6 @@ from consumers.http_site import parse_listen, serve_until_signalled, start_site
 from ledger.service import Ledger
 from projections.projector import Projector
 
-default_listen = "127.0.0.1:8080"
 request_body_bytes_max = 16 * 1024  # a button's form is a few hundred bytes
 # action -> (command type, resolution, what the notice says)
 ACTIONS = {"acknowledge": ("AcknowledgeEscalation", None, "Acknowledged"),

@@ -17,8 +17,10 @@ import hmac
 import os
 import secrets
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from aiohttp import web
+if TYPE_CHECKING:
+    from aiohttp import web  # annotations only: the command line reads token_env without loading aiohttp
 
 token_env = "LEDGER_OWNER_TOKEN"
 cookie_name = "ledger_session"
