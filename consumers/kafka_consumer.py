@@ -3,7 +3,7 @@
 A poll's commands of one door are decided together by `Ledger.handle` and written in one
 transaction with the offsets they move and the outbox rows they owe. Only after the commit
 are outcomes published; events follow from the log (see relay.py), and so do the
-projections `ledger audit` reads (as after `ledger process`). Whatever fails is tried
+projections `ledger audit` reads, both in a second process (see projecting.py). Whatever fails is tried
 again, with backoff, from what the database says: a command is never lost, never applied
 twice, never half applied.
 """
@@ -22,8 +22,8 @@ from sqlalchemy import select
 from consumers import offsets, outbox
 from consumers.backoff import Backoff, first_line
 from consumers.follow import Follower
-from consumers.projecting import Projections
-from consumers.relay import Relay, metadata as relay_metadata, relay_positions
+from consumers.projecting import Projections, RelayTo
+from consumers.relay import metadata as relay_metadata, relay_positions
 from consumers.topics import Topics, default_group
 from ledger.service import Ledger
 
@@ -32,7 +32,7 @@ log = logging.getLogger("ledger.kafka")
 offset_max = 2**63 - 1
 poll_wait_ms = 200             # how long a poll waits for records (and how soon a stop is seen)
 kafka_commit_interval_s = 5.0  # Kafka's committed offsets are a hint for tools; ours are in the database
-drain_s = 10.0                 # at shutdown, how long owed messages may take to go out
+drain_s = 10.0                 # at shutdown, how long owed outcomes may take to go out
 outbox_batches_max = 8         # committed batches waiting to be published before polling pauses
 stats_interval_s = 10.0
 
@@ -66,10 +66,10 @@ class Server:
         self._owed: asyncio.Queue[list[outbox.Owed] | None] = asyncio.Queue(outbox_batches_max)
         self._closing = False
         self.consumer: AIOKafkaConsumer | None = None
-        self.producer: AIOKafkaProducer | None = None         # outcomes and DLQ copies
-        self.events_producer: AIOKafkaProducer | None = None  # the relay's
-        self.relay: Relay | None = None
-        self._relaying: Follower | None = None
+        self.producer: AIOKafkaProducer | None = None  # outcomes and DLQ copies
+        # The projections and the event relay, in their own process: here they would take
+        # the serving thread's core (the relay alone about a sixth of it).
+        self.projections = Projections(ledger.store, inline=False, relay_to=RelayTo(config.bootstrap, config.topics))
 
     # --- lifecycle --------------------------------------------------------------
 
@@ -78,15 +78,11 @@ class Server:
         await asyncio.to_thread(self._prepare_tables)
         if not await self._connect(stop):
             return
-        assert self.relay is not None
-        # In their own process: here they would take a third of the serving thread's core.
-        projections = Projections(self.store, inline=False)
-        # Events go out as soon as a batch commits; projections catch up once a second, in
-        # bigger pages (cheaper), and `ledger audit` catches up before it reads anyway.
-        self._relaying = Follower("event relay", self.relay.catch_up)
-        followers = [self._relaying, Follower("projections", lambda: asyncio.to_thread(projections.after))]
-        tasks = [*(asyncio.create_task(f.run(stop)) for f in followers),
-                 asyncio.create_task(self._publish_owed())]
+        # Once a second: the child is started (again, if it died) and looks for what others
+        # wrote; it is woken sooner after each batch's outcomes are out.
+        following = Follower("projections", lambda: asyncio.to_thread(self.projections.after))
+        following.wake()  # its first step at once: events this process appends need their relay
+        tasks = [asyncio.create_task(following.run(stop)), asyncio.create_task(self._publish_owed())]
         try:
             await self._consume(stop)
         finally:
@@ -105,27 +101,24 @@ class Server:
         while not stop.is_set():
             c = self.config
             # No linger: an outcome goes out at once; under load, messages sent while a
-            # request is in flight still batch up behind it. Events get a producer of their
-            # own: a producer keeps one request in flight per broker, and an agent's outcome
-            # must not wait behind a page of events.
-            producer, events_producer = (AIOKafkaProducer(bootstrap_servers=c.bootstrap, acks="all", linger_ms=0,
-                                                          max_batch_size=1 << 18) for _ in range(2))
+            # request is in flight still batch up behind it. (Events go out from the child's
+            # own producer: a producer keeps one request in flight per broker, and an agent's
+            # outcome must not wait behind a page of events.)
+            producer = AIOKafkaProducer(bootstrap_servers=c.bootstrap, acks="all", linger_ms=0,
+                                        max_batch_size=1 << 18)
             consumer = AIOKafkaConsumer(
                 bootstrap_servers=c.bootstrap, group_id=c.group, enable_auto_commit=False,
                 auto_offset_reset="earliest", fetch_max_wait_ms=c.fetch_wait_ms,
                 session_timeout_ms=c.session_timeout_ms, heartbeat_interval_ms=max(100, c.session_timeout_ms // 5))
             # Set before start: joining the group already calls the rebalance listener.
-            self.producer, self.events_producer, self.consumer = producer, events_producer, consumer
-            self.relay = Relay(self.store, events_producer, c.topics)
+            self.producer, self.consumer = producer, consumer
             try:
                 await producer.start()
-                await events_producer.start()
                 consumer.subscribe(c.topics.inputs(), listener=_Rebalance(self))
                 await consumer.start()
             except Exception as exc:
                 log.warning("cannot reach Kafka at %s (%s); retrying", c.bootstrap, first_line(exc))
                 await producer.stop()
-                await events_producer.stop()
                 await consumer.stop()
                 await backoff.sleep(stop)
                 continue
@@ -134,25 +127,18 @@ class Server:
         return False
 
     async def _finish(self, tasks: Sequence[asyncio.Task]) -> None:
-        assert self.consumer is not None and self.producer is not None and self.events_producer is not None
-        assert self.relay is not None
+        assert self.consumer is not None and self.producer is not None
         self._closing = True
         await self._owed.put(None)
         done, _ = await asyncio.wait(tasks, timeout=drain_s)
         for task in tasks:
             if task not in done:
                 task.cancel()
-        try:
-            await asyncio.wait_for(self.relay.catch_up(), drain_s)
-            await self.relay.flush()
-        except Exception as exc:  # what is left is sent by the next process
-            log.warning("at shutdown: %s; the rest goes out on the next start", first_line(exc))
         await self._tidy()
         await self._commit_kafka()
         await self.consumer.stop()  # leaves the group: the others take over at once
         await self.producer.stop()
-        await self.events_producer.stop()
-        self.relay.close()
+        await asyncio.to_thread(self.projections.close)  # the child relays and projects the rest first
         log.info("stopped after applying %d commands", self.applied_count)
 
     # --- consuming --------------------------------------------------------------
@@ -289,9 +275,8 @@ class Server:
                 self.published[tp] = max(self.published.get(tp, -1), upto)
             self._owed.task_done()
             # The batch's events go out after its outcomes, not beside them: the relay's page
-            # (a thread hop, a read, a produce) would take the CPU from an agent's outcome.
-            assert self._relaying is not None
-            self._relaying.wake()
+            # would take the CPU (the broker's, the machine's) from an agent's outcome.
+            self.projections.wake()
 
     async def _tidy(self) -> None:
         """Idle: delete published outbox rows now instead of with the next batch."""

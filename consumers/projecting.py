@@ -1,36 +1,57 @@
-"""Projections kept current beside a writer, in a second process.
+"""The log's followers beside a writer, in a second process: the projections and, for
+`ledger serve`, the event relay.
 
-Projecting a batch costs about a third of deciding and writing it, and one Python process
-runs on one core. A child process that catches the projections up while the writer decides
-the next batch puts the second core to work. The child reads what was written back from
-the log and commits its own pages, as any projector does, so it can stop or die at any
-point and the next catch-up (by anyone) carries on from the tracked position.
+Projecting a batch costs about a third of deciding and writing it, relaying its events
+(reading them back, encoding, producing) about a sixth of serving it, and one Python
+process runs on one core. A child process that does both while the writer decides the next
+batch puts the second core to work. The child reads what was written back from the log and
+commits its own progress, as any projector or relay does, so it can stop or die at any
+point and the next one (by anyone) carries on from the stored position.
 """
 from __future__ import annotations
 
+import asyncio
 import atexit
 import logging
 import multiprocessing
+import os
 import signal
 from collections.abc import Sequence
+from dataclasses import dataclass
 from multiprocessing.connection import Connection
 
+from consumers.backoff import first_line
+from consumers.follow import Follower
+from consumers.topics import Topics
 from ledger import events as ev
 from ledger.store import Store
 from projections.projector import Projector
 
 log = logging.getLogger("ledger.projections")
 
+drain_s = 10.0  # at the end, how long the last events may take to go out (the rest: next start)
+
+
+@dataclass(frozen=True)
+class RelayTo:
+    """Where the child relays the log's events: `ledger serve`'s broker and topics."""
+    bootstrap: str
+    topics: Topics
+
 
 class ProjectorProcess:
-    """A child process that catches the projections up each time it is woken."""
+    """A child process that follows the log, sooner each time it is woken."""
 
-    def __init__(self, url: str):
+    def __init__(self, url: str, relay_to: RelayTo | None = None):
         context = multiprocessing.get_context("spawn")  # a fork would share this process's connections
         reader, self._writer = context.Pipe(duplex=False)
-        self._process = context.Process(target=_follow, args=(url, reader), name="ledger-projections", daemon=True)
+        self._process = context.Process(target=_run, args=(url, reader, relay_to), name="ledger-projections",
+                                        daemon=True)
         self._process.start()
         reader.close()  # the child's end is the only one left: if this process dies, the child reads EOF
+        # A wake is one 4-byte write, whole or not at all: with the pipe full, the child has wakes
+        # enough waiting, and the writer (an event loop, in serve) must never block on it.
+        os.set_blocking(self._writer.fileno(), False)
         # Before multiprocessing's own exit hook, which would terminate the child mid-page.
         atexit.register(self.close)
 
@@ -38,10 +59,13 @@ class ProjectorProcess:
         return self._process.is_alive()
 
     def wake(self) -> None:
-        self._writer.send_bytes(b"")
+        try:
+            self._writer.send_bytes(b"")
+        except (BlockingIOError, BrokenPipeError):  # full, or the child died: it is started again
+            pass
 
     def close(self) -> None:
-        """Let the child finish catching up with everything written, then end."""
+        """Let the child finish following everything written, then end."""
         atexit.unregister(self.close)
         self._writer.close()
         self._process.join()
@@ -50,11 +74,11 @@ class ProjectorProcess:
 class Projections:
     """Projections kept current beside a writer: inline while its input trickles in (a child
     costs ~0.4 s to start, more than projecting a few small batches), in a ProjectorProcess
-    once it floods, or from the start with `inline=False` (`ledger serve`). A child that died
-    is started again at the next batch."""
+    once it floods, or from the start with `inline=False`. With `relay_to` (`ledger serve`)
+    the child relays events too. A child that died is started again at the next batch."""
 
-    def __init__(self, store: Store, inline: bool = True):
-        self.store = store
+    def __init__(self, store: Store, inline: bool = True, relay_to: RelayTo | None = None):
+        self.store, self.relay_to = store, relay_to
         self.inline = Projector(store) if inline else None
         self.child: ProjectorProcess | None = None
 
@@ -64,32 +88,100 @@ class Projections:
             self.inline.keep_up(written)
             return
         if self.child is None or not self.child.alive():
-            self.child = ProjectorProcess(self.store.url)
+            self.child = ProjectorProcess(self.store.url, self.relay_to)
         self.child.wake()
+
+    def wake(self) -> None:
+        """Hurry a running child (never blocks: fit for an event loop)."""
+        if self.child is not None:
+            self.child.wake()
 
     def close(self) -> None:
         if self.child is not None:
             self.child.close()
 
 
-def _follow(url: str, wakes: Connection) -> None:
-    """Catch up at each wake; when the writer is done (or gone), catch up once more and end."""
+def _run(url: str, wakes: Connection, relay_to: RelayTo | None) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C stops the writer, which closes the pipe
-    store = Store(url)
-    projector: Projector | None = None
-    last = False
-    try:
-        while not last:
-            try:
+    asyncio.run(_follow(Store(url), wakes, relay_to))
+
+
+async def _follow(store: Store, wakes: Connection, relay_to: RelayTo | None) -> None:
+    """Follow at each wake (and every second: others write too); when the writer is done (or
+    gone), follow once more and end."""
+    loop, done = asyncio.get_running_loop(), asyncio.Event()
+    projecting = _Projecting(store)
+    relaying = _Relaying(store, relay_to) if relay_to else None
+    followers = [Follower("projections", projecting.step)]
+    if relaying is not None:  # first: an event waits on the relay, a projection on nobody
+        followers.insert(0, Follower("event relay", relaying.step))
+
+    def woken() -> None:
+        try:
+            while wakes.poll():  # wakes that came while following: one step covers them all
                 wakes.recv_bytes()
-                while wakes.poll():  # wakes that came while projecting: one catch-up covers them all
-                    wakes.recv_bytes()
-            except EOFError:
-                last = True
-            try:
-                projector = projector or Projector(store)
-                projector.catch_up()
-            except Exception:  # the database may be away: the next wake tries again
-                log.exception("projections could not catch up; the log is unaffected")
+        except EOFError:
+            loop.remove_reader(wakes.fileno())
+            done.set()
+        for f in followers:
+            f.wake()
+
+    loop.add_reader(wakes.fileno(), woken)
+    try:
+        await asyncio.gather(*(f.run(done) for f in followers))
+        if relaying is not None:  # what the writer appended while the last steps ran
+            await relaying.last()
+        await projecting.step()
     finally:
         store.close()
+
+
+class _Projecting:
+    def __init__(self, store: Store):
+        self.store = store
+        self.projector: Projector | None = None  # made at the first step: the database may be away
+
+    async def step(self) -> None:
+        await asyncio.to_thread(self._catch_up)
+
+    def _catch_up(self) -> None:
+        self.projector = self.projector or Projector(self.store)
+        self.projector.catch_up()
+
+
+class _Relaying:
+    def __init__(self, store: Store, to: RelayTo):
+        self.store, self.to = store, to
+        self.relay = None  # the producer is started at the first step: the broker may be away
+
+    async def step(self) -> None:
+        self.relay = self.relay or await _started_relay(self.store, self.to)
+        await self.relay.catch_up()
+
+    async def last(self) -> None:
+        if self.relay is None:
+            return
+        try:
+            await asyncio.wait_for(self.relay.catch_up(), drain_s)
+            await self.relay.flush()
+        except Exception as exc:  # what is left is sent by the next process
+            log.warning("at the end: %s; the rest of the events go out on the next start", first_line(exc))
+        finally:
+            await self.relay.producer.stop()
+            self.relay.close()
+
+
+async def _started_relay(store: Store, to: RelayTo):
+    # Imported here: only a child that relays needs the Kafka client.
+    from aiokafka import AIOKafkaProducer
+
+    from consumers.relay import Relay
+    # No linger: an event goes out at once; under load, what is sent while a request is in
+    # flight still batches up behind it.
+    producer = AIOKafkaProducer(bootstrap_servers=to.bootstrap, acks="all", linger_ms=0, max_batch_size=1 << 18)
+    try:
+        await producer.start()
+    except Exception:
+        await producer.stop()
+        raise
+    return Relay(store, producer, to.topics)
