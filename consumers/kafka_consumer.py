@@ -13,6 +13,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener, TopicPartition
@@ -65,6 +66,11 @@ class Server:
         self._busy = asyncio.Lock()  # held while a batch is in hand; a rebalance waits for it
         self._owed: asyncio.Queue[list[outbox.Owed] | None] = asyncio.Queue(outbox_batches_max)
         self._closing = False
+        # Every batch is applied on this one thread. glibc gives each thread that allocates an
+        # arena of its own, and an arena keeps what a batch freed (~18 MB) for its next
+        # allocations: batches spread over the default pool's threads held that once a thread,
+        # and a thread more now and then (RSS up 18 MB at once, 100k commands into a run or 900k).
+        self._writer = ThreadPoolExecutor(1, thread_name_prefix="ledger-writer")
         self.consumer: AIOKafkaConsumer | None = None
         self.producer: AIOKafkaProducer | None = None  # outcomes and DLQ copies
         # The projections and the event relay, in their own process: here they would take
@@ -139,6 +145,7 @@ class Server:
         await self.consumer.stop()  # leaves the group: the others take over at once
         await self.producer.stop()
         await asyncio.to_thread(self.projections.close)  # the child relays and projects the rest first
+        self._writer.shutdown()
         log.info("stopped after applying %d commands", self.applied_count)
 
     # --- consuming --------------------------------------------------------------
@@ -206,7 +213,7 @@ class Server:
                 # database (a replay holds SQLite's lock for its whole rebuild) would stall
                 # heartbeats past the session timeout and have the group rebalance. Applying a
                 # lone command on the loop saved ~0.3-0.5 ms of a ~5.5 ms round trip.
-                await asyncio.to_thread(self.ledger.handle, values, door, extra)
+                await asyncio.get_running_loop().run_in_executor(self._writer, self.ledger.handle, values, door, extra)
             except Exception as exc:
                 log.warning("applying %d %s commands failed (%s); retrying", len(records), door, first_line(exc))
                 await backoff.sleep()
