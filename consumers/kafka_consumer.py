@@ -10,9 +10,10 @@ twice, never half applied.
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -26,6 +27,7 @@ from consumers.follow import Follower
 from consumers.projecting import Projections, RelayTo
 from consumers.relay import metadata as relay_metadata, relay_positions
 from consumers.topics import Topics, default_group
+from ledger.bulk import no_cyclic_gc
 from ledger.service import Ledger
 
 log = logging.getLogger("ledger.kafka")
@@ -213,7 +215,7 @@ class Server:
                 # database (a replay holds SQLite's lock for its whole rebuild) would stall
                 # heartbeats past the session timeout and have the group rebalance. Applying a
                 # lone command on the loop saved ~0.3-0.5 ms of a ~5.5 ms round trip.
-                await asyncio.get_running_loop().run_in_executor(self._writer, self.ledger.handle, values, door, extra)
+                await asyncio.get_running_loop().run_in_executor(self._writer, self._apply_now, values, door, extra)
             except Exception as exc:
                 log.warning("applying %d %s commands failed (%s); retrying", len(records), door, first_line(exc))
                 await backoff.sleep()
@@ -225,6 +227,13 @@ class Server:
             self._tidied(tidy)
             await self._owed.put(owed)
             return
+
+    def _apply_now(self, values: list[bytes], door: str, extra: Callable[[list[dict]], list]) -> None:
+        """On the writer thread. The collector is back on only once the batch's temporaries are
+        gone: re-enabled with them alive, its first pass walked them all (~2% of a batch)."""
+        with no_cyclic_gc():
+            self.ledger.handle(values, door, extra)
+        gc.collect(0)
 
     async def _resync(self, records: list[ConsumerRecord]) -> list[ConsumerRecord]:
         """After a failure: what does the database say is already applied (maybe by us, maybe
