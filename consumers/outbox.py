@@ -70,7 +70,11 @@ def _messages(topics: Topics, record: ConsumerRecord, outcome: Mapping[str, Any]
     carried = [(n, v) for n, v in record.headers if n == CORRELATION_HEADER]
     command_id = outcome.get("command_id")
     # An unreadable command has no command_id: its outcome goes out with no key.
-    out = [Message(topics.outcomes, command_id.encode() if command_id else None, orjson.dumps(outcome),
+    # Copied to its own length: orjson returns its working buffer, 4 KB however short the
+    # JSON, and an outcome waits in memory until the broker has it (a batch's 500 held ~2 MB,
+    # and `ledger serve` lets up to eight batches wait).
+    value = bytes(memoryview(orjson.dumps(outcome)))
+    out = [Message(topics.outcomes, command_id.encode() if command_id else None, value,
                    [*carried, (SOURCE_HEADER, source)])]
     if outcome.get("status") == "rejected":
         error = str((outcome.get("details") or {}).get("error", outcome.get("reason")))
