@@ -29,7 +29,7 @@ from projections.projector import Projector
 
 log = logging.getLogger("ledger.projections")
 
-drain_s = 10.0  # at the end, how long the last events may take to go out (the rest: next start)
+drain_s = 10.0  # at the end, how long a step in hand and then the last events may take (the rest: next start)
 
 
 @dataclass(frozen=True)
@@ -127,8 +127,13 @@ async def _follow(store: Store, wakes: Connection, relay_to: RelayTo | None) -> 
             f.wake()
 
     loop.add_reader(wakes.fileno(), woken)
+    tasks = [asyncio.create_task(f.run(done)) for f in followers]
     try:
-        await asyncio.gather(*(f.run(done) for f in followers))
+        await done.wait()
+        # A step stuck on a broker that is away must not hold the writer's exit.
+        _, stuck = await asyncio.wait(tasks, timeout=drain_s)
+        for task in stuck:
+            task.cancel()
         if relaying is not None:  # what the writer appended while the last steps ran
             await relaying.last()
         await projecting.step()
