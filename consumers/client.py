@@ -23,7 +23,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.structs import ConsumerRecord
 
 from consumers.backoff import Backoff, first_line
-from consumers.topics import CORRELATION_HEADER, Topics, bootstrap_servers, default_timeout_s
+from consumers.topics import CORRELATION_HEADER, Topics, bootstrap_servers, default_timeout_s, fetch_wait_ms_default
 
 log = logging.getLogger("ledger.client")
 
@@ -51,7 +51,7 @@ class LedgerClient:
         # No linger and a short fetch wait: an agent waits on each round trip.
         self._producer = AIOKafkaProducer(bootstrap_servers=self.bootstrap, acks="all", linger_ms=0)
         self._consumer = AIOKafkaConsumer(bootstrap_servers=self.bootstrap, group_id=None,
-                                          enable_auto_commit=False, fetch_max_wait_ms=1)
+                                          enable_auto_commit=False, fetch_max_wait_ms=fetch_wait_ms_default)
         try:
             await self._producer.start()
             await self._consumer.start()

@@ -26,7 +26,7 @@ from consumers.backoff import Backoff, first_line
 from consumers.follow import Follower
 from consumers.projecting import Projections, RelayTo
 from consumers.relay import metadata as relay_metadata, relay_positions
-from consumers.topics import Topics, default_group
+from consumers.topics import Topics, default_group, fetch_wait_ms_default
 from ledger.bulk import no_cyclic_gc
 from ledger.service import Ledger
 
@@ -47,9 +47,7 @@ class ServeConfig:
     topics: Topics = field(default_factory=Topics)
     session_timeout_ms: int = 10_000
     poll_records_max: int = 500
-    # The broker (Tansu) holds a fetch for the whole wait even when records arrive, so
-    # every ms here is a ms on each command's round trip.
-    fetch_wait_ms: int = 1
+    fetch_wait_ms: int = fetch_wait_ms_default
 
 
 class Server:

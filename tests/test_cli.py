@@ -69,8 +69,9 @@ def test_admin_apply_reads_stdin_and_answers_each_line(db_url):
     assert rice_left(db_url) == 10
 
 
-@pytest.mark.parametrize("argv", [["frobnicate"], ["process", "no-such-file.jsonl"]],
-                         ids=["unknown_subcommand", "missing_file"])
+@pytest.mark.parametrize("argv", [["frobnicate"], ["process", "no-such-file.jsonl"],
+                                  ["serve", "--bootstrap-servers", "127.0.0.1:1", "--fetch-wait-ms", "0"]],
+                         ids=["unknown_subcommand", "missing_file", "serve_fetch_wait_below_1_ms"])
 def test_a_usage_error_exits_2(tmp_path, argv):
     done = ledger_run(*argv, "--db", f"sqlite:///{tmp_path}/x.db", cwd=tmp_path)
 

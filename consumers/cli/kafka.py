@@ -13,7 +13,7 @@ from consumers.backoff import Backoff, first_line
 from consumers.cli.common import UsageError, add_db, emit, open_input, open_ledger
 from consumers.http_site import parse_listen
 from consumers.topics import (Topics, bootstrap_servers, create_topics, default_group, default_timeout_s,
-                              partitions_default)
+                              fetch_wait_ms_default, partitions_default)
 
 if TYPE_CHECKING:
     from ledger.service import Ledger
@@ -36,6 +36,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--replication-factor", type=int, default=1, help="for --create-topics (default 1)")
     s.add_argument("--session-timeout-ms", type=int, default=10_000,
                    help="how soon the group notices a dead consumer (default 10000)")
+    s.add_argument("--fetch-wait-ms", type=int, default=fetch_wait_ms_default,
+                   help="how long the broker may hold a poll with nothing new (default "
+                        f"{fetch_wait_ms_default}, for a broker that holds it even when records come; "
+                        "Apache Kafka answers as soon as one does: give it 100 or more)")
     s.add_argument("--webhook", metavar="HOST:PORT", help="also serve the payment webhook (POST /webhooks/payments)")
     s.set_defaults(run=serve)
 
@@ -63,8 +67,8 @@ def _topics(args: argparse.Namespace) -> Topics:
 # --- serve --------------------------------------------------------------------
 
 def serve(args: argparse.Namespace) -> int:
-    if args.partitions < 1 or args.replication_factor < 1 or args.session_timeout_ms < 1:
-        raise UsageError("--partitions, --replication-factor and --session-timeout-ms must be positive")
+    if args.partitions < 1 or args.replication_factor < 1 or args.session_timeout_ms < 1 or args.fetch_wait_ms < 1:
+        raise UsageError("--partitions, --replication-factor, --session-timeout-ms and --fetch-wait-ms must be positive")
     if args.webhook:
         try:
             parse_listen(args.webhook)
@@ -104,7 +108,8 @@ async def _serve(args: argparse.Namespace) -> int:
         log.info("payment webhook on http://%s:%s%s", *runner.addresses[0][:2], webhook_http.webhook_path)
     try:
         await Server(ledger, ServeConfig(bootstrap=bootstrap, group=args.group, topics=topics,
-                                         session_timeout_ms=args.session_timeout_ms)).run(stop)
+                                         session_timeout_ms=args.session_timeout_ms,
+                                         fetch_wait_ms=args.fetch_wait_ms)).run(stop)
     finally:
         if runner is not None:
             await runner.cleanup()
