@@ -3,9 +3,9 @@
 A poll's commands of one door are decided together by `Ledger.handle` and written in one
 transaction with the offsets they move and the outbox rows they owe. Only after the commit
 are outcomes published; events follow from the log (see relay.py), and so do the
-projections `ledger audit` reads, both in a second process (see projecting.py). Whatever fails is tried
-again, with backoff, from what the database says: a command is never lost, never applied
-twice, never half applied.
+projections `ledger audit` reads, both in a second process (see projecting.py). Whatever
+fails is tried again, with backoff, from what the database says: a command is never lost,
+never applied twice, never half applied.
 """
 from __future__ import annotations
 
@@ -86,7 +86,7 @@ class Server:
             return
         # Once a second: the child is started (again, if it died) and looks for what others
         # wrote; it is woken sooner after each batch's outcomes are out.
-        following = Follower("projections", lambda: asyncio.to_thread(self.projections.after))
+        following = Follower("projections and event relay", lambda: asyncio.to_thread(self.projections.after))
         following.wake()  # its first step at once: events this process appends need their relay
         tasks = [asyncio.create_task(following.run(stop)), asyncio.create_task(self._publish_owed())]
         try:
