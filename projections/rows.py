@@ -19,11 +19,10 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.types import TypeDecorator
 
 from ledger import events as ev
+from ledger.store import padded
 
 metadata = MetaData()  # the projections' own: a replay drops and rebuilds them, never the log
 keys_per_statement_max = 200  # an OR of 200 keys stays well inside SQLite's expression depth
-# A statement names 1, 4, 16, 64 or keys_per_statement_max keys (the last one repeated to fill).
-statement_keys_growth = 4
 # Positions and money: 64-bit; on SQLite an INTEGER key is the rowid, the fastest to insert into.
 Int64 = BigInteger().with_variant(Integer(), "sqlite")
 
@@ -182,21 +181,9 @@ def _by_keys(conn: Connection, table: Table, verb: str, keys: list[Key]) -> Any:
     answers that with a full scan, and an OR of key equalities with an index search a key."""
     mark = "?" if conn.dialect.paramstyle == "qmark" else "%s"
     one = "(" + " AND ".join(f'"{n}" = {mark}' for n in table.info["key"]) + ")"
-    keys = _padded(keys)
+    keys = padded(keys, keys_per_statement_max)  # a few statement texts, not one a count
     sql = f'{verb} FROM "{table.name}" WHERE ' + " OR ".join([one] * len(keys))
     return conn.exec_driver_sql(sql, tuple(v for key in keys for v in key))
-
-
-def _padded(keys: list[Key]) -> list[Key]:
-    """The keys, the last repeated up to the next statement size (a key named twice still
-    matches its row once). The driver keeps the last 128 statements it prepared, by their
-    text, on each connection: one text for every count of keys filled `ledger serve`'s
-    projector with ~9 MB of prepared statements a connection, growing for minutes; a few
-    sizes keep that at ~1 MB."""
-    size = 1
-    while size < len(keys):
-        size *= statement_keys_growth
-    return keys + keys[-1:] * (min(size, keys_per_statement_max) - len(keys))
 
 
 def _chunks(items: list[Key]) -> Iterable[list[Key]]:

@@ -7,7 +7,7 @@ import pytest
 from sqlalchemy import Column, MetaData, String, Table
 
 from ledger.service import Ledger
-from ledger.store import IntegrityError, Store
+from ledger.store import Claim, IntegrityError, Store
 from tests.builders import UNKNOWN, customer, line, order, product, raw
 from tests.given import RICE_STOCK, a_shop, agent, appended, available, owner, types
 
@@ -232,3 +232,16 @@ def test_the_positions_a_writer_reports_are_where_its_events_are_stored(ledger, 
     reported = sorted(pair for pairs in _race(db_url, place) for pair in pairs)
 
     assert reported == list(store.notifications(reported[0][0]))
+
+
+@pytest.mark.parametrize("asked", [1, 2, 5, 7])
+def test_claims_are_found_whatever_the_count_of_keys_asked(store, asked):
+    # Given seven claimed commands (a lookup pads its keys to a few statement sizes)
+    claims = [Claim("command", f"c-{i}", f"h-{i}", b"{}") for i in range(7)]
+    store.write([], claims)
+
+    # When some of them, and one never claimed, are looked up
+    found = store.claims_for("command", [c.key for c in claims[:asked]] + ["never-claimed"])
+
+    # Then exactly those come back
+    assert found == {c.key: c for c in claims[:asked]}
