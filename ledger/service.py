@@ -19,6 +19,7 @@ from typing import Any
 
 from sqlalchemy.sql import Executable
 
+from commands.models import Command
 from commands.parsing import NotPermitted, Parsed, Rejection, excerpt, parse
 from ledger import events as ev
 from ledger.bulk import no_cyclic_gc
@@ -158,7 +159,7 @@ class Ledger:
             claims: list[Claim] = []
             try:
                 commands = [i.command for i in items if isinstance(i, Parsed)]
-                seen = self.store.claims_for("command", [c.command_id for c in commands])
+                seen = self._claimed(commands)
                 wanted: dict[str | None, list[str]] = {}
                 for c in commands:
                     wanted.setdefault(c.business_id, []).extend(orders_read(c))
@@ -179,7 +180,16 @@ class Ledger:
                 self.forget([e.business_id for _, e in appended])  # folded into the cache, never stored
                 raise
 
-    def _one(self, item: Parsed | NotPermitted | Rejection, seen: dict[str, Claim],
+    def _claimed(self, commands: Sequence[Command]) -> dict[tuple[str, str], Claim]:
+        """The claims already made on these commands' ids, by (business, command id): an id is
+        unique within its business only, so one query a business (a batch has a few)."""
+        ids: dict[str, list[str]] = {}
+        for c in commands:
+            ids.setdefault(c.business_id or "", []).append(c.command_id)
+        return {(b, key): claim for b, keys in ids.items()
+                for key, claim in self.store.claims_for("command", b, keys).items()}
+
+    def _one(self, item: Parsed | NotPermitted | Rejection, seen: dict[tuple[str, str], Claim],
              appended: list[tuple[int, ev.Event]], claims: list[Claim], now: str) -> Outcome:
         stamp = self.stamp(now)
         if isinstance(item, Rejection):
@@ -188,15 +198,16 @@ class Ledger:
             return self._append(item, refuse(item, stamp), appended)
         command = item.command
         content_hash = _hash(item.content)
-        first = seen.get(command.command_id)
+        key = (command.business_id or "", command.command_id)
+        first = seen.get(key)
         if first is not None:
             if first.content_hash == content_hash:
                 return {**ev.loads(first.outcome), "duplicate": True}
             return self._append(item, block(command, stamp, Blocked("command_id_reused")), appended)
         events = self._with_links(decide(self.state(command.business_id), command, stamp))
         out = self._append(item, events, appended)
-        claim = Claim("command", command.command_id, content_hash, ev.dumps(out))
-        seen[command.command_id] = claim
+        claim = Claim("command", key[0], command.command_id, content_hash, ev.dumps(out))
+        seen[key] = claim
         claims.append(claim)
         return out
 
@@ -218,10 +229,10 @@ class Ledger:
         self.forget(list(decided_on))  # the cache holds decisions that were never stored
         if any(self.state(b).version > v for b, v in decided_on.items()):
             return True
-        keys: dict[str, list[str]] = {}
+        keys: dict[tuple[str, str], list[str]] = {}
         for c in claims:
-            keys.setdefault(c.scope, []).append(c.key)
-        return any(self.store.claims_for(scope, k) for scope, k in keys.items())
+            keys.setdefault((c.scope, c.business_id), []).append(c.key)
+        return any(self.store.claims_for(scope, b, k) for (scope, b), k in keys.items())
 
     def _fold(self, events: list[ev.Event], appended: list[tuple[int, ev.Event]]) -> None:
         """Keep the in-memory state current and give each event its stream version."""
@@ -251,7 +262,7 @@ class Ledger:
             claims: list[Claim] = []
             if isinstance(read_as, Payment):
                 key = read_as.provider_event_id
-                first = self.store.claims_for("provider", [key]).get(key)
+                first = self.store.claims_for("provider", "", [key]).get(key)
                 if first is not None:
                     return {**ev.loads(first.outcome), "duplicate": True}
                 self._recall(read_as.business_id, reference=read_as.reference)
@@ -261,7 +272,7 @@ class Ledger:
             out = _payment_outcome(read_as, events)
             self._fold(events, appended)
             if isinstance(read_as, Payment):
-                claims.append(Claim("provider", read_as.provider_event_id, _hash(body), ev.dumps(out)))
+                claims.append(Claim("provider", "", read_as.provider_event_id, _hash(body), ev.dumps(out)))
             try:
                 self._written(appended, claims)
                 return out
