@@ -111,6 +111,11 @@ class CloseEscalationFacts(Facts):
     note: Fact[StrictStr] = UNKNOWN
 
 
+class ApproveOrderFacts(Facts):
+    escalation_id: required(Id) = UNKNOWN
+    note: Fact[StrictStr] = UNKNOWN
+
+
 # --- envelopes ----------------------------------------------------------------
 
 class Command(BaseModel):
@@ -196,10 +201,15 @@ class CloseEscalation(OwnerCommand):
     facts: CloseEscalationFacts
 
 
+class ApproveOrder(OwnerCommand):
+    type: Literal["ApproveOrder"]
+    facts: ApproveOrderFacts
+
+
 AgentCommandT = Annotated[Union[PlaceOrder, IssuePaymentLink, Escalate, CompleteTurn],
                           Field(discriminator="type")]
 OwnerCommandT = Annotated[Union[RegisterProduct, Restock, SetPrice, RegisterCustomer,
-                                SetCreditLimit, AcknowledgeEscalation, CloseEscalation],
+                                SetCreditLimit, AcknowledgeEscalation, CloseEscalation, ApproveOrder],
                           Field(discriminator="type")]
 
 AGENT_TYPES: dict[str, type[AgentCommand]] = {

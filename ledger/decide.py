@@ -14,7 +14,7 @@ from commands import models as m
 from commands.parsing import NotPermitted, Rejection
 from ledger import events as ev
 from ledger.promises import promised_follow_up
-from ledger.state import BusinessState
+from ledger.state import BusinessState, Customer
 
 
 @dataclass(frozen=True)
@@ -98,28 +98,34 @@ def _check_facts(facts: m.Facts) -> None:
 # --- agent door --------------------------------------------------------------
 
 def _place_order(state: BusinessState, c: m.PlaceOrder, stamp: Stamp, ctx: dict) -> list[ev.Event]:
-    customer_id, lines = c.facts.customer_id.value, c.facts.lines.value
-    customer = state.customers.get(customer_id)
-    if customer is None:
-        raise Blocked("unknown_customer", details={"customer_id": customer_id})
-    missing = sorted({line.sku for line in lines if line.sku not in state.products})
-    if missing:
-        raise Blocked("unknown_product", details={"skus": missing})
-    requested = Counter()
-    for line in lines:  # a SKU on two lines draws on one stock
-        requested[line.sku] += line.quantity
-    short = [{"sku": sku, "requested": qty, "available": state.products[sku].available}
-             for sku, qty in sorted(requested.items()) if qty > state.products[sku].available]
-    if short:
-        raise Blocked("insufficient_stock", details={"lines": short})
-    priced = [{"sku": l.sku, "quantity": l.quantity, "unit_price": state.products[l.sku].unit_price,
-               "line_total": l.quantity * state.products[l.sku].unit_price} for l in lines]
-    total = sum(line["line_total"] for line in priced)
+    customer_id = c.facts.customer_id.value
+    lines = [{"sku": line.sku, "quantity": line.quantity} for line in c.facts.lines.value]
+    customer, priced, total = _priced(state, customer_id, lines)
     if customer.exposure + total > customer.credit_limit:
         raise Blocked("credit_limit_exceeded", details={
             "credit_limit": customer.credit_limit, "exposure": customer.exposure, "order_total": total})
     return [ev.OrderPlaced(**ctx, order_id=stamp.order_id, customer_id=customer_id,
                            lines=priced, total=total, note=c.facts.note.value if c.facts.note.known else None)]
+
+
+def _priced(state: BusinessState, customer_id: str, lines: list[dict]) -> tuple[Customer, list[dict], int]:
+    """An order's checks up to the credit limit (customer, catalog, stock), and its lines priced."""
+    customer = state.customers.get(customer_id)
+    if customer is None:
+        raise Blocked("unknown_customer", details={"customer_id": customer_id})
+    missing = sorted({line["sku"] for line in lines if line["sku"] not in state.products})
+    if missing:
+        raise Blocked("unknown_product", details={"skus": missing})
+    requested = Counter()
+    for line in lines:  # a SKU on two lines draws on one stock
+        requested[line["sku"]] += line["quantity"]
+    short = [{"sku": sku, "requested": qty, "available": state.products[sku].available}
+             for sku, qty in sorted(requested.items()) if qty > state.products[sku].available]
+    if short:
+        raise Blocked("insufficient_stock", details={"lines": short})
+    priced = [{"sku": l["sku"], "quantity": l["quantity"], "unit_price": state.products[l["sku"]].unit_price,
+               "line_total": l["quantity"] * state.products[l["sku"]].unit_price} for l in lines]
+    return customer, priced, sum(line["line_total"] for line in priced)
 
 
 def _issue_payment_link(state: BusinessState, c: m.IssuePaymentLink, stamp: Stamp, ctx: dict) -> list[ev.Event]:
@@ -215,10 +221,26 @@ def _close_escalation(state: BusinessState, c: m.CloseEscalation, stamp: Stamp, 
     return [ev.EscalationClosed(**ctx, escalation_id=f["escalation_id"], resolution=f["resolution"], note=f.get("note"))]
 
 
+def _approve_order(state: BusinessState, c: m.ApproveOrder, stamp: Stamp, ctx: dict) -> list[ev.Event]:
+    """The order a credit-limit block held, placed as claimed then at today's prices, the limit
+    waived for it alone; a block here (stock, catalog, size) leaves the escalation open."""
+    escalation_id = c.facts.escalation_id.value
+    _open_escalation(state, escalation_id)
+    held = state.held_orders.get(escalation_id)
+    if held is None:
+        raise Blocked("not_approvable", details={"escalation_id": escalation_id})
+    _, priced, total = _priced(state, held.customer_id, held.lines)
+    return [ev.OrderPlaced(**ctx, order_id=stamp.order_id, customer_id=held.customer_id, lines=priced,
+                           total=total, note=held.note, approves=held.command_id),
+            ev.EscalationClosed(**ctx, escalation_id=escalation_id, resolution="resolved",
+                                note=c.facts.note.value if c.facts.note.known else None, order_id=stamp.order_id)]
+
+
 _RULES = {
     m.PlaceOrder: _place_order, m.IssuePaymentLink: _issue_payment_link,
     m.Escalate: _escalate, m.CompleteTurn: _complete_turn,
     m.RegisterProduct: _register_product, m.Restock: _restock, m.SetPrice: _set_price,
     m.RegisterCustomer: _register_customer, m.SetCreditLimit: _set_credit_limit,
     m.AcknowledgeEscalation: _acknowledge_escalation, m.CloseEscalation: _close_escalation,
+    m.ApproveOrder: _approve_order,
 }

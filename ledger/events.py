@@ -137,6 +137,7 @@ class EscalationClosed(Event):
     escalation_id: str
     resolution: str
     note: str | None = None
+    order_id: str | None = None  # the order an approval placed (ApproveOrder), for the agent to tell
 
 
 # --- orders and money --------------------------------------------------------
@@ -148,6 +149,7 @@ class OrderPlaced(Event):
     lines: list[dict[str, Any]]  # sku, quantity, unit_price, line_total
     total: int
     note: str | None = None
+    approves: str | None = None  # the blocked command an owner's ApproveOrder placed this for
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -217,6 +219,7 @@ class CommandBlocked(Event):
     fields: list[str] = field(default_factory=list)
     conflicts: dict[str, list[Any]] = field(default_factory=dict)
     details: dict[str, Any] = field(default_factory=dict)
+    claimed: dict[str, Any] | None = None  # the command as claimed: envelope and facts
 
 
 @dataclass(frozen=True, kw_only=True)

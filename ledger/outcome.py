@@ -14,7 +14,7 @@ def outcome(item: Parsed | NotPermitted | Rejection, events: list[ev.Event]) -> 
         "status": "accepted", "reason": None, "fields": [], "conflicts": {}, "details": {},
         "escalated": False, "duplicate": False, "events": [e.type for e in events],
     }
-    if head.type == "PlaceOrder":
+    if head.type in ("PlaceOrder", "ApproveOrder"):
         out.update(order_id=None, total=None, lines=[])
     elif head.type == "IssuePaymentLink":
         out.update(payment_link=None, reused=False)

@@ -42,6 +42,20 @@ class Order:
         return max(0, self.total - self.paid)
 
 
+@dataclass(slots=True)
+class HeldOrder:
+    """An order blocked at the credit limit, as the agent claimed it: what `ApproveOrder` places."""
+    command_id: str
+    customer_id: str
+    lines: list[dict]  # sku, quantity
+    note: str | None = None
+
+
+# Open credit-limit escalations a business keeps the claimed order of (oldest forgotten first).
+# Each waits for a person; ~10,000 unanswered is a queue nobody reads, not one to hold in memory.
+held_orders_max = 10_000
+
+
 @dataclass
 class BusinessState:
     business_id: str
@@ -54,6 +68,9 @@ class BusinessState:
     link_orders: dict[str, str] = field(default_factory=dict)  # references issued -> order
     escalations: dict[str, str] = field(default_factory=dict)  # id -> open/acknowledged/resolved/dismissed
     escalated_turns: set[tuple[str, str]] = field(default_factory=set)
+    held_orders: dict[str, HeldOrder] = field(default_factory=dict)  # open credit-limit escalation -> order
+    # The last credit-limit block's claimed order, until its EscalationRaised (the same command) comes.
+    _blocked: tuple[str | None, HeldOrder | None] = (None, None)
 
     def evolve(self, event: ev.Event) -> None:
         self.version += 1
@@ -114,10 +131,21 @@ class BusinessState:
         self.customers[order.customer_id].exposure -= before - order.outstanding
 
     @_apply.register
+    def _(self, e: ev.CommandBlocked) -> None:
+        if e.reason == "credit_limit_exceeded":
+            self._blocked = (e.command_id, _held(e.command_id, e.claimed))
+
+    @_apply.register
     def _(self, e: ev.EscalationRaised) -> None:
         self.escalations[e.escalation_id] = "open"
         if e.conversation_id is not None and e.turn_id is not None:
             self.escalated_turns.add((e.conversation_id, e.turn_id))
+        command_id, held = self._blocked
+        if e.cause == "credit_limit" and held is not None and command_id == e.command_id:
+            self.held_orders[e.escalation_id] = held
+            if len(self.held_orders) > held_orders_max:
+                del self.held_orders[next(iter(self.held_orders))]
+        self._blocked = (None, None)
 
     @_apply.register
     def _(self, e: ev.EscalationAcknowledged) -> None:
@@ -126,6 +154,23 @@ class BusinessState:
     @_apply.register
     def _(self, e: ev.EscalationClosed) -> None:
         self.escalations[e.escalation_id] = e.resolution
+        self.held_orders.pop(e.escalation_id, None)
+
+
+def _held(command_id: str | None, claimed: dict | None) -> HeldOrder | None:
+    """The order out of a block's claimed facts; None when the block holds none (a log written
+    before blocks kept what was claimed): such an escalation cannot be approved."""
+    facts = (claimed or {}).get("facts") or {}
+    customer_id, lines, note = (_known(facts, name) for name in ("customer_id", "lines", "note"))
+    if command_id is None or not isinstance(customer_id, str) or not isinstance(lines, list) or not lines:
+        return None
+    return HeldOrder(command_id, customer_id, [{"sku": l["sku"], "quantity": l["quantity"]} for l in lines],
+                     note if isinstance(note, str) else None)
 
 
 _apply_for = BusinessState.__dict__["_apply"].dispatcher.dispatch
+
+
+def _known(facts: dict, name: str) -> object:
+    fact = facts.get(name) or {}
+    return fact.get("value") if fact.get("status") == "known" else None

@@ -18,6 +18,7 @@ REQUIRED = {
     "SetCreditLimit": ["credit_limit", "customer_id"],
     "AcknowledgeEscalation": ["escalation_id"],
     "CloseEscalation": ["escalation_id", "resolution"],
+    "ApproveOrder": ["escalation_id"],
 }
 AGENT_TYPES = {"PlaceOrder", "IssuePaymentLink", "Escalate", "CompleteTurn"}
 
@@ -97,6 +98,7 @@ def test_all_known_the_event_holds_exactly_the_values_supplied(ledger, store):
         "business_id": "shop-1", "command_id": sent["command_id"], "agent_id": "bot",
         "conversation_id": "conv-9", "turn_id": "turn-3", "order_id": out["order_id"],
         "customer_id": "cust-1", "note": None, "total": 2 * RICE_PRICE + 3000,
+        "approves": None,  # only an owner's ApproveOrder places an order for a blocked command
         "lines": [{"sku": "rice", "quantity": 2, "unit_price": RICE_PRICE, "line_total": 2 * RICE_PRICE},
                   {"sku": "beans", "quantity": 1, "unit_price": 3000, "line_total": 3000}]}
     assert (out["status"], out["total"], out["lines"]) == ("accepted", fields["total"], fields["lines"])
