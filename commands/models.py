@@ -5,19 +5,51 @@ unless known; the field's type is what a known value must be.
 """
 from __future__ import annotations
 
+import re
 from functools import cache
 from typing import Annotated, Any, ClassVar, Literal, Union, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
 from commands.facts import REQUIRED, UNKNOWN, Fact, Required
+from commands.limits import amount_max, id_chars_max, text_chars_max
 
-# The largest integer every JSON reader keeps exact; quantities, prices and limits above it
-# are not amounts a shop means, and sums of them would overflow 64-bit storage.
-json_int_max = 2**53 - 1
-PositiveInt = Annotated[StrictInt, Field(gt=0, le=json_int_max)]
-NonNegativeInt = Annotated[StrictInt, Field(ge=0, le=json_int_max)]
-Id = Annotated[StrictStr, Field(min_length=1)]
+# Quantities, prices and limits above amount_max are not amounts a shop means, and sums of
+# them would overflow 64-bit storage.
+PositiveInt = Annotated[StrictInt, Field(gt=0, le=amount_max)]
+NonNegativeInt = Annotated[StrictInt, Field(ge=0, le=amount_max)]
+
+# Unicode category Cc: C0, DEL and C1. No column or driver has to hold them in an id (a NUL
+# is refused by PostgreSQL's text), and no person can read them.
+_control = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def is_id(value: object) -> bool:
+    """The contract's id (section 11): 1..128 characters, no control character, not blank."""
+    return (isinstance(value, str) and 0 < len(value) <= id_chars_max
+            and not value.isspace() and _control.search(value) is None)
+
+
+def _id(value: str) -> str:
+    if value.isspace():
+        raise ValueError("an id must not be only whitespace")
+    if _control.search(value) is not None:
+        raise ValueError("an id must not hold control characters")
+    return value
+
+
+def _text(value: str) -> str:
+    if "\x00" in value:
+        raise ValueError("text must not hold NUL (U+0000)")
+    return value
+
+
+# The JSON Schema patterns tell tool-calling models what _id and _text check.
+_id_pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$"
+Id = Annotated[StrictStr, Field(min_length=1, max_length=id_chars_max, json_schema_extra={"pattern": _id_pattern}),
+               AfterValidator(_id)]
+FreeText = Annotated[StrictStr, Field(max_length=text_chars_max, json_schema_extra={"pattern": "^[^\\u0000]*$"}),
+                     AfterValidator(_text)]
 
 
 class Line(BaseModel):
@@ -58,7 +90,7 @@ def required(tp: Any) -> Any:
 class PlaceOrderFacts(Facts):
     customer_id: required(Id) = UNKNOWN
     lines: required(Annotated[list[Line], Field(min_length=1)]) = UNKNOWN
-    note: Fact[StrictStr] = UNKNOWN
+    note: Fact[FreeText] = UNKNOWN
 
 
 class IssuePaymentLinkFacts(Facts):
@@ -66,16 +98,16 @@ class IssuePaymentLinkFacts(Facts):
 
 
 class EscalateFacts(Facts):
-    reason: Fact[StrictStr] = UNKNOWN
+    reason: Fact[FreeText] = UNKNOWN
 
 
 class CompleteTurnFacts(Facts):
-    reply: required(StrictStr) = UNKNOWN
+    reply: required(FreeText) = UNKNOWN
 
 
 class RegisterProductFacts(Facts):
     sku: required(Id) = UNKNOWN
-    name: required(StrictStr) = UNKNOWN
+    name: required(FreeText) = UNKNOWN
     unit_price: required(NonNegativeInt) = UNKNOWN
     stock: required(NonNegativeInt) = UNKNOWN
 
@@ -92,7 +124,7 @@ class SetPriceFacts(Facts):
 
 class RegisterCustomerFacts(Facts):
     customer_id: required(Id) = UNKNOWN
-    name: required(StrictStr) = UNKNOWN
+    name: required(FreeText) = UNKNOWN
     credit_limit: required(NonNegativeInt) = UNKNOWN
 
 
@@ -108,7 +140,7 @@ class AcknowledgeEscalationFacts(Facts):
 class CloseEscalationFacts(Facts):
     escalation_id: required(Id) = UNKNOWN
     resolution: required(Literal["resolved", "dismissed"]) = UNKNOWN
-    note: Fact[StrictStr] = UNKNOWN
+    note: Fact[FreeText] = UNKNOWN
 
 
 class ApproveOrderFacts(Facts):
@@ -120,7 +152,7 @@ class ApproveOrderFacts(Facts):
 
 class Command(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
-    command_id: Annotated[StrictStr, Field(min_length=1, max_length=128)]
+    command_id: Id
     business_id: Id
     agent_id: Id | None = None
     conversation_id: Id | None = None

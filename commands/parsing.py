@@ -10,10 +10,8 @@ from typing import Any
 import orjson
 from pydantic import ValidationError
 
-from commands.models import COMMAND_TYPES, DOORS, Command
-
-raw_excerpt_bytes_max = 1024
-command_id_chars_max = 128
+from commands.limits import raw_excerpt_bytes_max
+from commands.models import COMMAND_TYPES, DOORS, Command, is_id
 
 
 @dataclass(frozen=True)
@@ -50,15 +48,20 @@ class Parsed:
 
 
 
-def _str(obj: dict[str, Any], key: str, chars_max: int = 1 << 30) -> str | None:
+def _id(obj: dict[str, Any], key: str) -> str | None:
+    """An envelope id as the outcome may show it: one that breaks the contract's rule for ids
+    is unreadable (null), never carried into an outcome, a log or a column."""
     value = obj.get(key)
-    return value if isinstance(value, str) and 0 < len(value) <= chars_max else None
+    return value if is_id(value) else None
 
 
-def excerpt(raw: bytes) -> str:
-    """At most 1 KiB of the raw input, as text: invalid bytes shown as U+FFFD, and the
-    cut never leaves a partial character or goes past the limit."""
-    text = raw[:raw_excerpt_bytes_max].decode("utf-8", errors="replace")
+def excerpt(raw: bytes | str) -> str:
+    """At most 1 KiB of the raw input, as text any column can hold: invalid bytes, lone
+    surrogates and NUL (PostgreSQL's text refuses it) shown as U+FFFD, and the cut never
+    leaves a partial character or goes past the limit."""
+    if isinstance(raw, str):
+        raw = raw[:raw_excerpt_bytes_max].encode("utf-8", errors="surrogatepass")
+    text = raw[:raw_excerpt_bytes_max].decode("utf-8", errors="replace").replace("\x00", "\ufffd")
     return text.encode("utf-8")[:raw_excerpt_bytes_max].decode("utf-8", errors="ignore")
 
 
@@ -67,9 +70,10 @@ def _first_error(exc: ValidationError) -> str:
     first = errors[0]
     where = ".".join(str(p) for p in first["loc"]) or "(root)"
     if first["type"] == "model_type":  # the generic type's name says nothing to a person
-        return f"{where}: expected an object"
+        return excerpt(f"{where}: expected an object")
     more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
-    return f"{where}: {first['msg']}{more}"
+    # A fact's name is the sender's text: cut and cleaned like the raw input.
+    return excerpt(f"{where}: {first['msg']}{more}")
 
 
 def parse(raw: bytes | str, door: str) -> Parsed | Rejection | NotPermitted:
@@ -81,14 +85,15 @@ def parse(raw: bytes | str, door: str) -> Parsed | Rejection | NotPermitted:
         return Rejection(error=f"invalid JSON: {exc}", raw=excerpt(raw))
     if not isinstance(obj, dict):
         return Rejection(error=f"expected a JSON object, got {type(obj).__name__}", raw=excerpt(raw))
-    kind = _str(obj, "type")  # a string first: a list or object `type` is unreadable, not a crash
+    kind = obj.get("type")
     envelope = dict(
-        command_id=_str(obj, "command_id", command_id_chars_max),
-        type=kind if kind in COMMAND_TYPES else None,
-        business_id=_str(obj, "business_id"),
-        agent_id=_str(obj, "agent_id"),
-        conversation_id=_str(obj, "conversation_id"),
-        turn_id=_str(obj, "turn_id"))
+        command_id=_id(obj, "command_id"),
+        # a string first: a list or object `type` is unreadable, not a crash
+        type=kind if isinstance(kind, str) and kind in COMMAND_TYPES else None,
+        business_id=_id(obj, "business_id"),
+        agent_id=_id(obj, "agent_id"),
+        conversation_id=_id(obj, "conversation_id"),
+        turn_id=_id(obj, "turn_id"))
     unreadable = [k for k in ("command_id", "type", "business_id") if envelope[k] is None]
     if unreadable:
         return Rejection(error=f"unreadable {', '.join(unreadable)}", raw=excerpt(raw), **envelope)

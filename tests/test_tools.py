@@ -54,7 +54,10 @@ def from_schema(schema: dict) -> st.SearchStrategy:
         return st.lists(from_schema(schema["items"]), min_size=schema.get("minItems", 0),
                         max_size=schema.get("maxItems", schema.get("minItems", 0) + 3))
     if kind == "string":
-        assert keys <= {"type", "minLength", "maxLength"}, keys
+        assert keys <= {"type", "minLength", "maxLength", "pattern"}, keys
+        if "pattern" in schema:
+            low, high = schema.get("minLength", 0), schema.get("maxLength", 40)
+            return st.from_regex(schema["pattern"], fullmatch=True).filter(lambda s: low <= len(s) <= high)
         return st.text(min_size=schema.get("minLength", 0), max_size=min(schema.get("maxLength", 40), 40))
     if kind == "integer":
         assert keys <= {"type", "minimum", "exclusiveMinimum", "maximum"}, keys

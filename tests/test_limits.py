@@ -1,0 +1,82 @@
+"""Section 11's limits at the gate: ids, free text, and what a rejection keeps."""
+from __future__ import annotations
+
+import pytest
+
+from commands import Parsed, Rejection, parse
+from commands.limits import id_chars_max, raw_excerpt_bytes_max, text_chars_max
+from commands.parsing import excerpt
+from tests.builders import command, customer, known, raw
+
+BAD_IDS = ["x" * (id_chars_max + 1), "", " ", " \t ", "\u3000", "a\x00b", "a\x1fb", "a\x7fb", "a\x85b", "a\nb"]
+GOOD_IDS = ["x" * id_chars_max, "é-商店-🛒", " padded ", "a\u200bb", "\u202eevil"]
+
+
+def escalate(**envelope) -> dict:
+    cmd = command("Escalate", {"reason": known("why", "message")})
+    cmd.update(envelope)
+    return cmd
+
+
+@pytest.mark.parametrize("field", ["command_id", "business_id"])
+@pytest.mark.parametrize("bad", BAD_IDS)
+def test_an_envelope_id_that_breaks_the_rule_is_unreadable_and_shown_null(field, bad):
+    rejection = parse(raw(escalate(**{field: bad})), "agent")
+    assert isinstance(rejection, Rejection) and rejection.reason == "malformed"
+    assert getattr(rejection, field) is None
+
+
+@pytest.mark.parametrize("field", ["agent_id", "conversation_id", "turn_id"])
+@pytest.mark.parametrize("bad", BAD_IDS)
+def test_an_agent_door_id_that_breaks_the_rule_is_malformed_and_shown_null(field, bad):
+    rejection = parse(raw(escalate(**{field: bad})), "agent")
+    assert isinstance(rejection, Rejection) and rejection.reason == "malformed"
+    assert getattr(rejection, field) is None
+
+
+@pytest.mark.parametrize("good", GOOD_IDS)
+def test_an_id_within_the_rule_is_read_as_given(good):
+    parsed = parse(raw(escalate(command_id=good, business_id=good, turn_id=good)), "agent")
+    assert isinstance(parsed, Parsed)
+    assert (parsed.command.command_id, parsed.command.business_id) == (good, good)
+
+
+@pytest.mark.parametrize("bad", [b for b in BAD_IDS if b])  # "" is empty: unknown, not malformed
+def test_an_id_fact_that_breaks_the_rule_is_malformed(bad):
+    rejection = parse(raw(customer(bad, 100)), "owner")
+    assert isinstance(rejection, Rejection) and rejection.reason == "malformed"
+    assert rejection.command_id is not None
+
+
+@pytest.mark.parametrize("text", ["x" * text_chars_max, "line one\nline two\t🙂 ναι عربى", "\u202e\x1b[31m", " "])
+def test_free_text_keeps_what_a_person_wrote(text):
+    parsed = parse(raw(escalate(facts={"reason": known(text, "message")})), "agent")
+    assert isinstance(parsed, Parsed)
+    assert parsed.command.facts.reason.value == text
+
+
+@pytest.mark.parametrize("text", ["x" * (text_chars_max + 1), "a\x00b"])
+def test_free_text_too_long_or_with_nul_is_malformed(text):
+    rejection = parse(raw(escalate(facts={"reason": known(text, "message")})), "agent")
+    assert isinstance(rejection, Rejection) and rejection.reason == "malformed"
+
+
+def test_a_lone_surrogate_is_invalid_json_and_rejected():
+    rejection = parse(b'{"command_id": "c-\\ud800", "type": "Escalate", "business_id": "b"}', "agent")
+    assert isinstance(rejection, Rejection)
+    assert rejection.command_id is None
+
+
+@pytest.mark.parametrize("given", [b"\x00" * 5000, b"\xff\xfe" * 3000, "\ud800\x00é" * 1000,
+                                   b'{"facts": {"\\u0000' + b"\x00" * 2000 + b'": 1}}'])
+def test_an_excerpt_is_storable_text_within_the_limit(given):
+    text = excerpt(given)
+    assert "\x00" not in text
+    assert len(text.encode("utf-8")) <= raw_excerpt_bytes_max  # valid UTF-8, no lone surrogate
+
+
+def test_a_rejections_error_is_storable_text_whatever_the_fact_name():
+    cmd = escalate(facts={"bad\x00name" * 500: known("x", "message")})
+    rejection = parse(raw(cmd), "agent")
+    assert isinstance(rejection, Rejection)
+    assert "\x00" not in rejection.error and len(rejection.error.encode()) <= raw_excerpt_bytes_max
