@@ -145,7 +145,7 @@ class CloseEscalationFacts(Facts):
 
 class ApproveOrderFacts(Facts):
     escalation_id: required(Id) = UNKNOWN
-    note: Fact[StrictStr] = UNKNOWN
+    note: Fact[FreeText] = UNKNOWN
 
 
 # --- envelopes ----------------------------------------------------------------
