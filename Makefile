@@ -2,17 +2,22 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+PIP := $(BIN)/pip install -q --disable-pip-version-check
+BASE := $(VENV)/.installed-base  # the ledger alone: all `make demo` needs
+STAMP := $(VENV)/.installed      # the ledger, the test broker, the browser driver, the test tools
 
-.PHONY: demo test bench clean browser screenshots
+.PHONY: demo test bench clean browser screenshots broker
 
-$(STAMP): pyproject.toml
+$(BASE): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[test]'
+	$(PIP) -e .
+	touch $(BASE)
+
+$(STAMP): $(BASE)
+	$(PIP) -e '.[test]'
 	touch $(STAMP)
 
-demo: $(STAMP)
+demo: $(BASE)
 	rm -f demo.db
 	$(BIN)/ledger demo --db sqlite:///demo.db
 

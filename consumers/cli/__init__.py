@@ -7,11 +7,10 @@ functions that run the subcommands needing them.
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import sys
 
-from consumers.cli import audit, demo, doors, fuzz, kafka, lookups, notify, payments, tools, web
+from consumers.cli import audit, demo, doors, fuzz, kafka, logs, lookups, notify, payments, tools, web
 from consumers.cli.common import UsageError
 from ledger.payments import PaymentConfigError
 
@@ -20,21 +19,43 @@ SUBCOMMANDS = [doors, lookups, demo, tools, audit, payments, kafka, fuzz, notify
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ledger", description="An order ledger agents cannot talk into guessing.")
+    p.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = p.add_subparsers(dest="command", required=True)
     for module in SUBCOMMANDS:
         module.register(sub)
+    _add_log_format(p)
     return p
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("agent-ledger")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown"
+
+
+def _add_log_format(p: argparse.ArgumentParser) -> None:
+    """`--log-format` on every (sub)command, so it may follow the subcommand's name."""
+    p.add_argument("--log-format", choices=logs.FORMATS, default=argparse.SUPPRESS,
+                   help=f"how logs on stderr look (else ${logs.format_env}, else text); json for log shippers")
+    for action in p._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in set(action.choices.values()):
+                _add_log_format(child)
+
+
 def main(argv: list[str] | None = None) -> int:
-    logging.basicConfig(level=os.environ.get("LEDGER_LOG_LEVEL", "WARNING"), stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     args = parser().parse_args(argv)
     try:
+        logs.configure(getattr(args, "log_format", None))
         return args.run(args)
-    except (UsageError, PaymentConfigError) as exc:  # both: the operator must change the command or its environment
+    except (UsageError, PaymentConfigError, logs.LogConfigError) as exc:  # the operator must change the command or its environment
         print(f"ledger: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        return _pipe_closed()
     except Exception as exc:
         if not isinstance(exc, _operational_errors()):
             raise
@@ -43,6 +64,15 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+
+
+def _pipe_closed() -> int:
+    """The reader went away (`ledger events | head -1`): stop quietly, as `cat` does. Whatever
+    is still buffered for stdout goes nowhere, so the flush at exit cannot complain either."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return 141  # 128 + SIGPIPE: what a shell reports for a writer whose pipe closed
 
 
 def _operational_errors() -> tuple[type[Exception], ...]:

@@ -29,9 +29,29 @@ def add_db(parser: argparse.ArgumentParser) -> None:
 
 def db_url(args: argparse.Namespace) -> str:
     url = args.db or os.environ.get("LEDGER_DB_URL") or default_db_url
-    if url.startswith("postgresql://"):
-        url = "postgresql+psycopg://" + url[len("postgresql://"):]  # psycopg 3 is the driver we ship
+    for plain in ("postgresql://", "postgres://"):
+        if url.startswith(plain):
+            url = "postgresql+psycopg://" + url[len(plain):]  # psycopg 3 is the driver we ship
+    _check_db_url(url)
     return url
+
+
+# The databases (and their drivers) the ledger ships with and is tested on.
+_DRIVERS = {"sqlite": ("pysqlite",), "postgresql": ("psycopg",)}
+
+
+def _check_db_url(url: str) -> None:
+    """A URL we cannot use is the operator's to fix (exit 2), not a traceback."""
+    from sqlalchemy.engine import make_url  # only for the subcommands that open a database
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        parsed = make_url(url)
+    except (ArgumentError, ValueError) as exc:
+        raise UsageError("--db: not a database URL (expected sqlite:///PATH or postgresql://USER@HOST/DB)") from exc
+    if parsed.get_driver_name() not in _DRIVERS.get(parsed.get_backend_name(), ()):
+        raise UsageError(f"--db: unsupported database {parsed.drivername!r}; "
+                         "use sqlite:///PATH or postgresql://USER@HOST/DB")
 
 
 def open_store(args: argparse.Namespace) -> Store:

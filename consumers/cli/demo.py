@@ -1,8 +1,9 @@
 """`ledger demo`: a scripted WhatsApp conversation, end to end, on the embedded defaults.
 
-The script (examples/conversation.jsonl) holds what the customer says, the commands the
-agent sends and the payments the provider confirms; `{{order:CMD}}` stands for the order
-id that command CMD's outcome gave, so the script reads like the real exchange.
+The script (consumers/demo_data/conversation.jsonl: inside the package, so an installed
+`ledger demo` finds it; examples/ links to it) holds what the customer says, the commands
+the agent sends and the payments the provider confirms; `{{order:CMD}}` stands for the
+order id that command CMD's outcome gave, so the script reads like the real exchange.
 """
 from __future__ import annotations
 
@@ -17,13 +18,13 @@ from consumers.cli.common import UsageError, add_db, open_ledger
 from consumers.cli.table import describe
 from ledger.payments import signature_header
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+DEMO_DATA = Path(__file__).resolve().parents[1] / "demo_data"
 _PLACEHOLDER = re.compile(r"\{\{order:([^}]+)\}\}")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("demo", help="a scripted conversation end to end on the embedded defaults")
-    p.add_argument("--script", type=Path, default=EXAMPLES, metavar="DIR",
+    p.add_argument("--script", type=Path, default=DEMO_DATA, metavar="DIR",
                    help="folder with shop.jsonl and conversation.jsonl")
     add_db(p)
     p.set_defaults(run=run)

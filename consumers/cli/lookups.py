@@ -5,6 +5,7 @@ import argparse
 import sys
 
 from consumers.cli.common import add_db, emit, open_store
+from consumers.cli.table import print_table
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -20,6 +21,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     e.add_argument("--until", type=int, default=None, metavar="POSITION", help="inclusive")
     e.add_argument("--business")
     e.add_argument("--type", action="append", default=[], help="event type; repeat for several")
+    e.add_argument("--table", action="store_true", help="readable output for people: an event's own fields "
+                                                         "in the last column")
     add_db(e)
     e.set_defaults(run=events)
 
@@ -41,11 +44,23 @@ def events(args: argparse.Namespace) -> int:
     out = sys.stdout.buffer
     # The business filter runs in SQL (that stream's index); the check here only keeps out the
     # events of no business, which share the stream of the empty name.
-    for position, event in store.notifications(max(1, args.start), args.until, args.type, args.business):
-        if args.business is not None and event.business_id != args.business:
-            continue
-        emit(log_row(position, event), out)
+    rows = (log_row(position, event)
+            for position, event in store.notifications(max(1, args.start), args.until, args.type, args.business)
+            if args.business is None or event.business_id == args.business)
+    if args.table:
+        print_table(map(_table_row, rows), [*TABLE_COLUMNS, "fields"])
+        return 0
+    for row in rows:
+        emit(row, out)
     return 0
+
+
+TABLE_COLUMNS = ("position", "type", "business_id", "command_id", "recorded_at")
+
+
+def _table_row(row: dict) -> dict:
+    return {**{c: row.get(c) for c in TABLE_COLUMNS},
+            "fields": {k: v for k, v in row.items() if k not in TABLE_COLUMNS and v not in (None, [], {})}}
 
 
 def log_row(position: int, event) -> dict:

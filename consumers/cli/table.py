@@ -1,9 +1,12 @@
 """Readable output for people: one line an outcome, or an aligned table of rows."""
 from __future__ import annotations
 
+import itertools
 import sys
+from collections.abc import Iterable
 from typing import Any
 
+table_rows_measured = 1000
 _MARK = {"accepted": "✓", "blocked": "✗", "rejected": "!"}
 
 
@@ -44,17 +47,26 @@ def print_outcome(o: dict[str, Any]) -> None:
     sys.stdout.write(describe(o) + "\n")
 
 
-def print_table(rows: list[dict[str, Any]], columns: list[str] | None = None) -> None:
-    if not rows:
+def print_table(rows: Iterable[dict[str, Any]], columns: list[str] | None = None) -> None:
+    """Rows as aligned columns. Widths come from the first `table_rows_measured` rows, so a
+    long stream (`ledger events --table`) is printed as it comes, in constant memory."""
+    rows = iter(rows)
+    first = list(itertools.islice(rows, table_rows_measured))
+    if not first:
         sys.stdout.write("(no rows)\n")
         return
-    columns = columns or list(rows[0])
-    cells = [[_cell(r.get(c)) for c in columns] for r in rows]
+    columns = columns or list(first[0])
+    cells = [[_cell(r.get(c)) for c in columns] for r in first]
     widths = [min(40, max(len(c), *(len(row[i]) for row in cells))) for i, c in enumerate(columns)]
-    line = lambda vals: "  ".join(v[:w].ljust(w) for v, w in zip(vals, widths)).rstrip()
-    sys.stdout.write(line(columns) + "\n" + line(["-" * w for w in widths]) + "\n")
-    for row in cells:
-        sys.stdout.write(line(row) + "\n")
+    sys.stdout.write(_line(columns, widths) + "\n" + "  ".join("-" * w for w in widths) + "\n")
+    for row in itertools.chain(cells, ([_cell(r.get(c)) for c in columns] for r in rows)):
+        sys.stdout.write(_line(row, widths) + "\n")
+
+
+def _line(values: list[str], widths: list[int]) -> str:
+    """Cells cut and padded to their widths, but the last printed whole: nothing follows it."""
+    padded = [v[:w].ljust(w) for v, w in zip(values[:-1], widths)]
+    return "  ".join([*padded, values[-1]]).rstrip()
 
 
 def _cell(value: Any) -> str:
