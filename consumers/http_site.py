@@ -37,8 +37,11 @@ async def start_site(app: web.Application, listen: str) -> web.AppRunner:
     The caller awaits `runner.cleanup()`."""
     from aiohttp import web  # here: every subcommand imports this module for parse_listen
 
+    from consumers import access_log
+
     host, port = parse_listen(listen)
-    runner = web.AppRunner(app)
+    access_log.install()
+    runner = web.AppRunner(app, access_log_class=access_log.RedactingAccessLogger)
     await runner.setup()
     try:
         await web.TCPSite(runner, host, port).start()

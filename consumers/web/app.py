@@ -21,7 +21,7 @@ from aiohttp import web
 from sqlalchemy.engine import Connection
 
 from consumers.web import pages, templates
-from consumers.web.auth import Auth, Owner, set_session
+from consumers.web.auth import Auth, Owner, same_site_path, set_session
 from consumers.http_site import parse_listen, serve_until_signalled, start_site
 from ledger.service import Ledger
 from projections.projector import Projector
@@ -79,8 +79,8 @@ async def _guard(request: web.Request, handler) -> web.StreamResponse:
         if owner is None:
             return _refuse(401, "Not signed in", "That token is not valid.")
         rest = [(k, v) for k, v in request.query.items() if k != "token"]
-        response = _see_other(request.path + ("?" + urlencode(rest) if rest else ""))
-        set_session(response, request.query["token"], request.secure)
+        response = _see_other(same_site_path(request.raw_path.partition("?")[0]) + ("?" + urlencode(rest) if rest else ""))
+        set_session(response, site.auth.session(owner), request.secure)
         return response
     owner, token = site.auth.from_request(request)
     if owner is None or token is None:
