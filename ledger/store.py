@@ -237,6 +237,12 @@ class Store:
     def close(self) -> None:
         self.engine.dispose()
 
+    def has_log(self) -> bool:
+        """Whether the log's table exists here (asked without creating anything)."""
+        from sqlalchemy import inspect
+
+        return inspect(self.engine).has_table(self.recorder.events_record_cls.__table__.name)
+
     # --- reading --------------------------------------------------------------
 
     def load(self, business_id: str, state: BusinessState | None = None) -> BusinessState:

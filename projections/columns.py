@@ -12,3 +12,12 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     "customers": ("business_id", "customer_id", "name", "credit_limit", "exposure"),
     "stock": ("business_id", "sku", "name", "unit_price", "available"),
 }
+
+# Every reason a row of `blocks` can hold: the outcome's (CONTRACT section 6) and a refused
+# webhook's (section 7; an unsigned one is never stored). `--reason` takes only these.
+BLOCK_REASONS = (
+    "malformed", "not_permitted", "command_id_reused", "unknown_facts", "conflicting_facts",
+    "unknown_customer", "unknown_product", "insufficient_stock", "credit_limit_exceeded",
+    "unknown_order", "nothing_outstanding", "already_exists", "unknown_escalation", "already_closed",
+    "amount_too_large", "unauthenticated", "not_approvable", "unknown_reference", "provider_event_reused",
+)

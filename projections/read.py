@@ -44,16 +44,23 @@ class NotApplicable(ValueError):
     """A filter the view has no column for."""
 
 
+def check(view: str, filters: Filters) -> None:
+    """NotApplicable for a filter the view has no column for: before any database is read."""
+    table = VIEWS[view][0]
+    for name, column in _FILTER_COLUMNS.items():
+        if getattr(filters, name) is not None and column not in table.c:
+            raise NotApplicable(f"--{name} does not apply to {view}")
+
+
 def rows(conn: Connection, view: str, filters: Filters = Filters()) -> Iterator[dict[str, Any]]:
     """The view's rows in log order (the position of the event that made each), streamed."""
+    check(view, filters)
     table, columns = VIEWS[view]
     query = select(*(table.c[c] for c in columns)).order_by(table.c.position)
     for name, column in _FILTER_COLUMNS.items():
         value = getattr(filters, name)
         if value is None:
             continue
-        if column not in table.c:
-            raise NotApplicable(f"--{name} does not apply to {view}")
         if name == "field":
             # A cheap narrowing on the JSON text; the exact membership test is below.
             query = query.where(type_coerce(table.c.fields, Text).contains(f'"{value}"', autoescape=True))

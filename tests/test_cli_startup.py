@@ -21,5 +21,7 @@ def test_building_the_parser_loads_no_database_http_or_kafka_stack():
 
 def test_a_query_loads_the_database_but_no_http_or_kafka_stack_nor_the_projections(tmp_path):
     url = f"sqlite:///{tmp_path}/ledger.db"
+    from ledger.store import Store
+    Store(url).create_tables()  # a read needs a ledger to read
     run = f"from consumers.cli import main; main(['query', 'price', '--business', 'b', '--sku', 's', '--db', {url!r}])"
     assert loaded_after(run) == ["sqlalchemy", "eventsourcing"]

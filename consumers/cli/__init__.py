@@ -11,7 +11,7 @@ import os
 import sys
 
 from consumers.cli import audit, demo, doors, fuzz, kafka, logs, lookups, notify, payments, tools, web
-from consumers.cli.common import UsageError
+from consumers.cli.common import NoLedger, UsageError
 from ledger.payments import PaymentConfigError
 
 SUBCOMMANDS = [doors, lookups, demo, tools, audit, payments, kafka, fuzz, notify, web]
@@ -56,6 +56,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except BrokenPipeError:
         return _pipe_closed()
+    except NoLedger as exc:
+        print(f"ledger: {exc}", file=sys.stderr)
+        return 1
     except Exception as exc:
         if not isinstance(exc, _operational_errors()):
             raise

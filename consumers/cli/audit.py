@@ -6,9 +6,9 @@ import signal
 import sys
 import threading
 
-from consumers.cli.common import UsageError, add_db, emit, open_store
+from consumers.cli.common import UsageError, add_db, check_known, emit, open_store, since
 from consumers.cli.table import print_table
-from projections.columns import COLUMNS
+from projections.columns import BLOCK_REASONS, COLUMNS
 
 # The projector and the views (SQLAlchemy, the projection tables) are imported by the functions
 # that run these subcommands: the parser every subcommand builds stays light.
@@ -24,7 +24,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     a.add_argument("--agent", help="blocks: this agent only")
     a.add_argument("--field", help="blocks: those naming this fact in `fields`")
     a.add_argument("--status", help="blocks, orders, escalations: this status only")
-    a.add_argument("--since", metavar="POSITION|TIME",
+    a.add_argument("--since", metavar="POSITION|TIME", type=since,
                    help="rows made at or after a log position, or a recorded_at time (ISO 8601, UTC)")
     a.add_argument("--table", action="store_true", help="readable output for people")
     a.add_argument("--no-catch-up", action="store_true",
@@ -46,25 +46,28 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def audit(args: argparse.Namespace) -> int:
     from projections.projector import Projector
-    from projections.read import Filters, NotApplicable, rows
+    from projections.read import Filters, NotApplicable, check, rows
 
-    store = open_store(args)
+    filters = Filters(business=args.business, reason=args.reason, agent=args.agent, field=args.field,
+                      status=args.status, since=args.since)
+    try:
+        check(args.view, filters)
+    except NotApplicable as exc:
+        raise UsageError(str(exc)) from exc
+    if args.view == "blocks":
+        check_known("--reason", args.reason, BLOCK_REASONS)  # an escalation's reason is free text
+    store = open_store(args, create=False)
     projector = Projector(store)
     if not args.no_catch_up:
         projector.catch_up()
-    filters = Filters(business=args.business, reason=args.reason, agent=args.agent, field=args.field,
-                      status=args.status, since=args.since)
     out = sys.stdout.buffer
     with store.engine.connect() as conn:
-        try:
-            found = rows(conn, args.view, filters)
-            if args.table:
-                print_table(list(found), list(COLUMNS[args.view]))
-            else:
-                for row in found:
-                    emit(row, out)
-        except NotApplicable as exc:
-            raise UsageError(str(exc)) from exc
+        found = rows(conn, args.view, filters)
+        if args.table:
+            print_table(list(found), list(COLUMNS[args.view]))
+        else:
+            for row in found:
+                emit(row, out)
     return 0
 
 
@@ -73,7 +76,7 @@ def replay(args: argparse.Namespace) -> int:
 
     if args.until is not None and args.until < 0:
         raise UsageError("--until must be a position (0 or more)")
-    store = open_store(args)
+    store = open_store(args, create=False)
     done = Projector(store).replay(args.until, _progress("replay"))
     _progress_end()
     emit({"events": done.events, "checksum": done.checksum})
@@ -85,7 +88,7 @@ def project(args: argparse.Namespace) -> int:
 
     if args.interval_ms <= 0:
         raise UsageError("--interval-ms must be positive")
-    projector = Projector(open_store(args))
+    projector = Projector(open_store(args, create=False))
     if not args.follow:
         emit({"events": projector.catch_up(progress=_progress("project")), "position": projector.tracked()[0]})
         _progress_end()

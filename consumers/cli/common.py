@@ -5,7 +5,7 @@ import argparse
 import os
 import select
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import IO, TYPE_CHECKING, Any
 
 from ledger.events import dumps
@@ -21,6 +21,10 @@ read_chunk_bytes = 1 << 16
 
 class UsageError(Exception):
     """Exit status 2: the command line itself was wrong."""
+
+
+class NoLedger(Exception):
+    """Exit status 1: a read command was pointed at a place that holds no ledger."""
 
 
 def add_db(parser: argparse.ArgumentParser) -> None:
@@ -54,18 +58,75 @@ def _check_db_url(url: str) -> None:
                          "use sqlite:///PATH or postgresql://USER@HOST/DB")
 
 
-def open_store(args: argparse.Namespace) -> Store:
+def open_store(args: argparse.Namespace, create: bool = True) -> Store:
+    """The store at --db. `create=False` for the read commands: they never make a ledger, so
+    a mistyped path or URL is an error, not an empty answer. A SQLite file that does not exist
+    is not made, and a database without the log's table gets no tables (NoLedger either way)."""
     from ledger.store import Store  # SQLAlchemy and the recorder: only for the subcommands that open a database
 
-    store = Store(db_url(args))
-    store.create_tables()
+    url = db_url(args)
+    if not create:
+        missing = _missing_sqlite_file(url)
+        if missing is not None:
+            raise NoLedger(f"no ledger at {missing}")
+    store = Store(url)
+    if create:
+        store.create_tables()
+    elif not store.has_log():
+        store.close()
+        raise NoLedger(f"no ledger at {store.engine.url.render_as_string(hide_password=True)}")
     return store
+
+
+def _missing_sqlite_file(url: str) -> str | None:
+    """The path of a SQLite URL's file when there is none (in-memory databases hold no ledger either)."""
+    from sqlalchemy.engine import make_url
+
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite":
+        return None
+    path = parsed.database or ":memory:"
+    if path == ":memory:":
+        return path  # a fresh in-memory database: no ledger in it
+    if path.startswith("file:"):
+        return None  # a URI filename: the driver opens it as it says
+    return None if os.path.exists(path) else path
 
 
 def open_ledger(args: argparse.Namespace) -> Ledger:
     from ledger.service import Ledger  # the parser and every command model: only for the subcommands that decide
 
     return Ledger(open_store(args))
+
+
+def since(value: str) -> str:
+    """argparse type of --since: a log position, or an ISO 8601 date or date and time. A time
+    is given back in the log's own spelling (UTC, microseconds, Z), so it compares as text
+    with `recorded_at`; a time without an offset is taken as UTC."""
+    from datetime import date, datetime, timezone
+
+    if value.isdigit():
+        return value
+    try:
+        return date.fromisoformat(value).isoformat()
+    except ValueError:
+        pass
+    try:
+        at = datetime.fromisoformat(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is neither a log position nor an ISO 8601 date or time"
+            " (valid: 1234, 2026-12-01, 2026-12-01T09:30:00Z, 2026-12-01T10:30:00+01:00)") from None
+    at = at.replace(tzinfo=timezone.utc) if at.tzinfo is None else at.astimezone(timezone.utc)
+    return at.isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def check_known(option: str, values: str | list[str] | None, valid: Iterable[str]) -> None:
+    """A usage error, listing what is valid, for a value of `option` the contract does not know."""
+    known = sorted(valid)
+    for value in [values] if isinstance(values, str) else values or []:
+        if value not in known:
+            raise UsageError(f"{option} {value!r} is unknown; valid: {', '.join(known)}")
 
 
 def emit(obj: Any, out: IO[bytes] | None = None) -> None:

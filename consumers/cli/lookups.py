@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from consumers.cli.common import add_db, emit, open_store
+from consumers.cli.common import add_db, check_known, emit, open_store
 from consumers.cli.table import print_table
 
 
@@ -28,7 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def query(args: argparse.Namespace) -> int:
-    store = open_store(args)
+    store = open_store(args, create=False)
     product = store.load(args.business).products.get(args.sku)
     row = {"business_id": args.business, "sku": args.sku}
     if args.what == "price":
@@ -40,7 +40,10 @@ def query(args: argparse.Namespace) -> int:
 
 
 def events(args: argparse.Namespace) -> int:
-    store = open_store(args)
+    from ledger.events import Event
+
+    check_known("--type", args.type, Event.registry)
+    store = open_store(args, create=False)
     out = sys.stdout.buffer
     # The business filter runs in SQL (that stream's index); the check here only keeps out the
     # events of no business, which share the stream of the empty name.
