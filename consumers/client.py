@@ -22,7 +22,7 @@ import orjson
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.structs import ConsumerRecord
 
-from consumers.backoff import Backoff, first_line
+from ledger.retry import Backoff, first_line
 from consumers.topics import CORRELATION_HEADER, Topics, bootstrap_servers, default_timeout_s, fetch_wait_ms_default
 
 log = logging.getLogger("ledger.client")

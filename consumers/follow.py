@@ -9,7 +9,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 
-from consumers.backoff import Backoff, first_line
+from ledger.retry import Backoff, first_line
 
 log = logging.getLogger("ledger.kafka")
 

@@ -22,7 +22,7 @@ from aiokafka.structs import ConsumerRecord
 from sqlalchemy import select
 
 from consumers import offsets, outbox
-from consumers.backoff import Backoff, first_line
+from ledger.retry import Backoff, first_line
 from consumers.follow import Follower
 from consumers.projecting import Projections, RelayTo
 from consumers.relay import metadata as relay_metadata, relay_positions

@@ -22,7 +22,7 @@ import aiohttp
 import orjson
 from sqlalchemy import BigInteger, Column, Integer, MetaData, Table, Text, select, update
 
-from consumers.backoff import Backoff, first_line
+from ledger.retry import Backoff, first_line
 from consumers.relay import Lease, event_row
 from ledger.events import EscalationRaised
 from ledger.payments import hmac_sha512_hex, sandbox_secret_default, signature_header

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 
-from consumers.backoff import first_line
+from ledger.retry import first_line
 from consumers.follow import Follower
 from consumers.topics import Topics
 from ledger import events as ev

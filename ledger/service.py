@@ -26,9 +26,10 @@ from ledger.bulk import no_cyclic_gc
 from ledger.decide import Blocked, Stamp, block, decide, orders_read, refuse, reject
 from ledger.outcome import outcome
 from ledger.payments import PaymentProvider, SandboxProvider
+from ledger.retry import first_line, transient
 from ledger.state import BusinessState
 from ledger.store import Claim, IntegrityError, KeptOrder, Store
-from ledger.webhook import Payment, decide_payment, read, refusal_events
+from ledger.webhook import Payment, Refusal, decide_payment, read, refusal_events
 
 log = logging.getLogger("ledger")
 
@@ -150,24 +151,40 @@ class Ledger:
         with no_cyclic_gc():
             items = [parse(raw, door) for raw in raws]
             with self._lock:
-                return self._handle(items, extra)
+                return self._handle(items, extra, raws)
 
-    def _handle(self, items: list[Parsed | NotPermitted | Rejection], extra: Extra | None) -> list[Outcome]:
+    def _handle(self, items: list[Parsed | NotPermitted | Rejection], extra: Extra | None,
+                raws: Sequence[bytes | str]) -> list[Outcome]:
+        """Decide and write; a command the database refuses is answered on its own.
+
+        A refusal that is neither a lost race nor the connection's (those are raised, for the
+        caller's retry policy) would refuse the same batch for ever: the command it comes from
+        is found, answered rejected/malformed with the error, and the batch decided again.
+        """
+        items = list(items)
+        while True:
+            try:
+                return self._attempt(items, extra)
+            except Exception as exc:
+                if transient(exc):
+                    raise
+                try:
+                    found = self._poisoned(items)
+                except IntegrityError:  # another writer won meanwhile: decide again on fresh state
+                    continue
+                if found is None:  # the commands alone write: the caller's statements failed
+                    raise
+                at, error = found
+                items[at] = _storage_rejection(items[at], raws[at], error, exc)
+                log.warning("the database refused a command (%s); answered it rejected", first_line(error))
+
+    def _attempt(self, items: list[Parsed | NotPermitted | Rejection], extra: Extra | None) -> list[Outcome]:
         attempt = 1
         while True:
             appended: list[tuple[int, ev.Event]] = []
             claims: list[Claim] = []
             try:
-                commands = [i.command for i in items if isinstance(i, Parsed)]
-                seen = self._claimed(commands)
-                wanted: dict[str | None, list[str]] = {}
-                for c in commands:
-                    wanted.setdefault(c.business_id, []).extend(orders_read(c))
-                for business_id, order_ids in wanted.items():  # one read a business, not one a command
-                    self._recall(business_id, order_ids)
-                # One clock reading a batch: its commands are recorded in one transaction.
-                now = self.now()
-                outcomes = [self._one(item, seen, appended, claims, now) for item in items]
+                outcomes = self._decided(items, appended, claims)
                 positions = self._written(appended, claims, extra(outcomes) if extra else ())
                 self.written = list(zip(positions, (e for _, e in appended)))
                 return outcomes
@@ -180,6 +197,52 @@ class Ledger:
                 self.forget([e.business_id for _, e in appended])  # folded into the cache, never stored
                 raise
 
+    def _decided(self, items: Sequence[Parsed | NotPermitted | Rejection], appended: list[tuple[int, ev.Event]],
+                 claims: list[Claim], links: bool = True) -> list[Outcome]:
+        commands = [i.command for i in items if isinstance(i, Parsed)]
+        seen = self._claimed(commands)
+        wanted: dict[str | None, list[str]] = {}
+        for c in commands:
+            wanted.setdefault(c.business_id, []).extend(orders_read(c))
+        for business_id, order_ids in wanted.items():  # one read a business, not one a command
+            self._recall(business_id, order_ids)
+        # One clock reading a batch: its commands are recorded in one transaction.
+        now = self.now()
+        return [self._one(item, seen, appended, claims, now, links) for item in items]
+
+    def _poisoned(self, items: list[Parsed | NotPermitted | Rejection]) -> tuple[int, Exception] | None:
+        """The first command the database refuses, and its error; None if the batch's own
+        writes go in. Prefixes of the batch are decided as the batch would be and written
+        then rolled back, halving the range each time: ~log2(n) trial writes."""
+        error = self._refusal(items)
+        if error is None:
+            return None
+        good, bad = 0, len(items)  # the first `good` items write; the first `bad` do not
+        while bad - good > 1:
+            middle = (good + bad) // 2
+            refused = self._refusal(items[:middle])
+            if refused is None:
+                good = middle
+            else:
+                bad, error = middle, refused
+        return bad - 1, error
+
+    def _refusal(self, items: Sequence[Parsed | NotPermitted | Rejection]) -> Exception | None:
+        """Why the database refuses these items' writes, or None; nothing is kept either way.
+        No provider is asked for links: a trial must not make any."""
+        appended: list[tuple[int, ev.Event]] = []
+        claims: list[Claim] = []
+        try:
+            self._decided(items, appended, claims, links=False)
+            self.store.write(appended, claims, kept=self._kept(appended), commit=False)
+            return None
+        except Exception as exc:
+            if transient(exc) or (isinstance(exc, IntegrityError) and self._raced(appended, claims)):
+                raise
+            return exc
+        finally:
+            self.forget([e.business_id for _, e in appended])  # decided on trial, never stored
+
     def _claimed(self, commands: Sequence[Command]) -> dict[tuple[str, str], Claim]:
         """The claims already made on these commands' ids, by (business, command id): an id is
         unique within its business only, so one query a business (a batch has a few)."""
@@ -190,7 +253,7 @@ class Ledger:
                 for key, claim in self.store.claims_for("command", b, keys).items()}
 
     def _one(self, item: Parsed | NotPermitted | Rejection, seen: dict[tuple[str, str], Claim],
-             appended: list[tuple[int, ev.Event]], claims: list[Claim], now: str) -> Outcome:
+             appended: list[tuple[int, ev.Event]], claims: list[Claim], now: str, links: bool = True) -> Outcome:
         stamp = self.stamp(now)
         if isinstance(item, Rejection):
             return self._append(item, reject(item, stamp), appended)
@@ -204,7 +267,9 @@ class Ledger:
             if first.content_hash == content_hash:
                 return {**ev.loads(first.outcome), "duplicate": True}
             return self._append(item, block(command, stamp, Blocked("command_id_reused")), appended)
-        events = self._with_links(decide(self.state(command.business_id), command, stamp))
+        events = decide(self.state(command.business_id), command, stamp)
+        if links:
+            events = self._with_links(events)
         out = self._append(item, events, appended)
         claim = Claim("command", key[0], command.command_id, content_hash, ev.dumps(out))
         seen[key] = claim
@@ -276,12 +341,46 @@ class Ledger:
             try:
                 self._written(appended, claims)
                 return out
-            except IntegrityError:
-                if not self._raced(appended, claims):
-                    raise
-            except BaseException:
+            except BaseException as exc:
                 self.forget([e.business_id for _, e in appended])  # folded into the cache, never stored
-                raise
+                if not isinstance(exc, Exception) or transient(exc):
+                    raise
+                if isinstance(exc, IntegrityError) and self._raced(appended, claims):
+                    continue
+                if isinstance(read_as, Refusal) and read_as.error.startswith(("storage: ", "internal error: ")):
+                    raise  # even its refusal, which keeps no field of the body, is refused
+                # Refused by the database for what the body holds: refused malformed, on its own.
+                read_as = Refusal("malformed", excerpt(f"{_kind(exc)}: {first_line(exc)}"), raw)
+
+
+def _storage_rejection(item: Parsed | NotPermitted | Rejection, raw: bytes | str, error: Exception,
+                       batch_error: Exception) -> Rejection:
+    """The command the database refused, answered rejected/malformed with the error in one
+    line. Its envelope ids passed the gate and are kept; if even that is refused, the
+    rejection keeps none of them; if that is refused too, the database refuses everything."""
+    text = excerpt(f"{_kind(error)}: {first_line(error)}")
+    if isinstance(item, Rejection) and item.error.startswith(("storage: ", "internal error: ")):
+        if item.business_id is None and item.command_id is None:
+            raise batch_error
+        return Rejection(error=text, raw=item.raw)
+    head = item.command if isinstance(item, Parsed) else item
+    return Rejection(error=text, raw=excerpt(raw), command_id=head.command_id, type=head.type, business_id=head.business_id,
+                     agent_id=head.agent_id, conversation_id=head.conversation_id, turn_id=head.turn_id)
+
+
+def _kind(error: Exception) -> str:
+    """"storage" for the database's refusals; anything else is a fault of ours, answered the
+    same way (no input may stop a door) but named as what it is."""
+    import sqlite3
+
+    import psycopg
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from ledger.store import PersistenceError
+    if isinstance(error, (SQLAlchemyError, PersistenceError, psycopg.Error, sqlite3.Error)):
+        return "storage"
+    log.error("deciding a command failed; answered it rejected", exc_info=error)
+    return "internal error"
 
 
 def _payment_outcome(read_as: Any, events: list[ev.Event]) -> Outcome:

@@ -33,14 +33,16 @@ lookup_keys_per_query_max = 500
 # A query names 1, 4, 16, 64, ... keys, up to its maximum (the last key repeated to fill).
 statement_keys_growth = 4
 
+# Ids and texts are Text: the gate bounds them (commands/limits.py), no column does. A ledger
+# created before holds them in VARCHAR(255), which takes any id the gate admits (128 chars).
 metadata = MetaData()
 claims = Table(
     "ledger_claims", metadata,
     Column("scope", String(16), primary_key=True),   # "command" or "provider"
     # A command id is unique within its business only (CONTRACT 2): a claim is the business's.
     # Provider event ids are the one provider account's, so their claims have business "".
-    Column("business_id", String(255), primary_key=True),
-    Column("key", String(255), primary_key=True),
+    Column("business_id", Text, primary_key=True),
+    Column("key", Text, primary_key=True),
     Column("content_hash", String(64), nullable=False),
     Column("outcome", LargeBinary, nullable=False),  # the first outcome, returned on a duplicate
 )
@@ -51,20 +53,20 @@ claims = Table(
 # own transaction, so a row is never ahead of or behind the log.
 orders = Table(
     "ledger_orders", metadata,
-    Column("business_id", String(255), primary_key=True),
-    Column("order_id", String(255), primary_key=True),
-    Column("customer_id", String(255), nullable=False),
+    Column("business_id", Text, primary_key=True),
+    Column("order_id", Text, primary_key=True),
+    Column("customer_id", Text, nullable=False),
     Column("total", BigInteger, nullable=False),
     Column("paid", BigInteger, nullable=False),
-    Column("link_reference", String(255)),  # the live link, if any
+    Column("link_reference", Text),  # the live link, if any
     Column("link_url", Text),
     Column("link_amount", BigInteger),
 )
 links = Table(
     "ledger_links", metadata,
-    Column("business_id", String(255), primary_key=True),
-    Column("reference", String(255), primary_key=True),  # every reference ever issued, voided ones too
-    Column("order_id", String(255), nullable=False),
+    Column("business_id", Text, primary_key=True),
+    Column("reference", Text, primary_key=True),  # every reference ever issued, voided ones too
+    Column("order_id", Text, nullable=False),
 )
 
 
@@ -363,9 +365,11 @@ class Store:
     # --- writing --------------------------------------------------------------
 
     def write(self, appended: Sequence[tuple[int, ev.Event]], new_claims: Sequence[Claim] = (),
-              statements: Sequence[Executable] = (), kept: Sequence[KeptOrder] = ()) -> list[int]:
+              statements: Sequence[Executable] = (), kept: Sequence[KeptOrder] = (),
+              commit: bool = True) -> list[int]:
         """Append (stream version, event) pairs, claims, the orders they changed and any extra
-        statements atomically.
+        statements atomically. With commit=False, everything is written and then rolled back:
+        whether the database would take it, and nothing kept.
 
         Raises IntegrityError when another writer got there first (a stream version or a
         claim): the caller decides again on fresh state.
@@ -375,7 +379,7 @@ class Store:
         try:
             # A Core transaction, not the library's ORM session: that cost ~0.1 ms a batch,
             # a sixth of a lone command's.
-            with self.engine.begin() as conn:
+            with self.engine.connect() as conn, conn.begin() as transaction:
                 if new_claims:
                     _insert_claims(conn, new_claims)
                 if kept:
@@ -384,6 +388,9 @@ class Store:
                     conn.execute(statement)
                 # Last: on PostgreSQL the events table stays locked from here to the commit (so
                 # positions become visible in order), and other writers wait for that lock.
-                return self.recorder.append(conn, rows) if rows else []
+                positions = self.recorder.append(conn, rows) if rows else []
+                if not commit:
+                    transaction.rollback()
+                return positions
         except SQLAlchemyIntegrityError as exc:
             raise IntegrityError(exc) from exc

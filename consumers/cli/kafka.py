@@ -7,16 +7,12 @@ import logging
 import os
 import signal
 import sys
-from typing import TYPE_CHECKING
 
-from consumers.backoff import Backoff, first_line
 from consumers.cli.common import UsageError, add_db, emit, open_input, open_ledger
 from consumers.http_site import parse_listen
 from consumers.topics import (Topics, bootstrap_servers, create_topics, default_group, default_timeout_s,
                               fetch_wait_ms_default, partitions_default)
-
-if TYPE_CHECKING:
-    from ledger.service import Ledger
+from ledger.retry import retrying_async
 
 log = logging.getLogger("ledger.kafka")
 stop_grace_s = 30.0  # after SIGTERM, the batch in hand has this long to finish
@@ -97,10 +93,11 @@ async def _serve(args: argparse.Namespace) -> int:
     from consumers.kafka_consumer import ServeConfig, Server
 
     bootstrap, topics = bootstrap_servers(args.bootstrap_servers), _topics(args)
-    ledger = await _retry("opening the database", lambda: asyncio.to_thread(open_ledger, args), stop)
+    ledger = await retrying_async(lambda: asyncio.to_thread(open_ledger, args), stop, "opening the database")
     if args.create_topics:
-        await _retry("creating topics", lambda: create_topics(bootstrap, topics.names(), args.partitions,
-                                                              args.replication_factor), stop)
+        # The broker's errors are its own classes: any failure here is the broker's way, tried again.
+        await retrying_async(lambda: create_topics(bootstrap, topics.names(), args.partitions, args.replication_factor),
+                             stop, "creating topics", should_retry=lambda _exc: True)
     if stop.is_set():
         return 0
     runner = await webhook_http.start(ledger, args.webhook) if args.webhook else None
@@ -114,17 +111,6 @@ async def _serve(args: argparse.Namespace) -> int:
         if runner is not None:
             await runner.cleanup()
     return 0
-
-
-async def _retry(what: str, attempt, stop: asyncio.Event) -> Ledger | None:
-    backoff = Backoff()
-    while not stop.is_set():
-        try:
-            return await attempt()
-        except Exception as exc:
-            log.warning("%s failed (%s); retrying", what, first_line(exc))
-            await backoff.sleep(stop)
-    return None
 
 
 def _give_up() -> None:
