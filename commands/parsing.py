@@ -4,6 +4,7 @@ The order is the contract's: readability first, then the door, then the rest of 
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,14 +39,45 @@ class NotPermitted:
     conversation_id: str | None = None
     turn_id: str | None = None
     reason: str = "not_permitted"
+    facts: dict[str, Any] = field(default_factory=dict, repr=False)  # as readable: see readable_facts
 
 
 @dataclass(frozen=True)
 class Parsed:
     command: Command
     content: bytes = field(repr=False)  # canonical JSON: what "the same command" means
+    facts: dict[str, Any] = field(default_factory=dict, repr=False)  # as given: the JSON, not the models
 
 
+_FACT_KEYS = ("status", "value", "values", "source")
+# Every ASCII digit to "0", anything else to " ": a run of 20 zeros is an integer orjson reads as a float.
+_DIGITS_AS_ZERO = bytes(b"0"[0] if chr(i).isdigit() and i < 128 else b" "[0] for i in range(256))
+_LONG_DIGITS = b"0" * 20
+
+
+def claimed(item: Parsed | NotPermitted) -> dict[str, Any]:
+    """The command as it was claimed, for the log: its envelope and its facts as given."""
+    head = item.command if isinstance(item, Parsed) else item
+    return {"command_id": head.command_id, "type": head.type, "business_id": head.business_id,
+            "agent_id": head.agent_id, "conversation_id": head.conversation_id, "turn_id": head.turn_id,
+            "facts": item.facts}
+
+
+def readable_facts(facts: Any) -> dict[str, Any]:
+    """A not-yet-validated command's facts, as far as they read as Facts: each JSON object
+    under its name, with the Fact keys it has (anything else in it is dropped)."""
+    if not isinstance(facts, dict):
+        return {}
+    return {name: {k: fact[k] for k in _FACT_KEYS if k in fact}
+            for name, fact in facts.items() if isinstance(fact, dict)}
+
+
+def _exact_facts(obj: dict[str, Any], raw: bytes) -> Any:
+    """The facts object with its integers exact: orjson reads one past 64 bits as a float,
+    so a document that may hold one (a run of 20 digits) is read again by the standard library."""
+    if _LONG_DIGITS in raw.translate(_DIGITS_AS_ZERO):
+        return json.loads(raw).get("facts")
+    return obj.get("facts")
 
 
 def _id(obj: dict[str, Any], key: str) -> str | None:
@@ -98,9 +130,10 @@ def parse(raw: bytes | str, door: str) -> Parsed | Rejection | NotPermitted:
     if unreadable:
         return Rejection(error=f"unreadable {', '.join(unreadable)}", raw=excerpt(raw), **envelope)
     if envelope["type"] not in DOORS[door]:
-        return NotPermitted(**envelope)
+        return NotPermitted(**envelope, facts=readable_facts(_exact_facts(obj, raw)))
     try:
         command = DOORS[door][envelope["type"]].model_validate(obj)
     except ValidationError as exc:
         return Rejection(error=_first_error(exc), raw=excerpt(raw), **envelope)
-    return Parsed(command=command, content=orjson.dumps(obj, option=orjson.OPT_SORT_KEYS))
+    return Parsed(command=command, content=orjson.dumps(obj, option=orjson.OPT_SORT_KEYS),
+                  facts=_exact_facts(obj, raw))

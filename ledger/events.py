@@ -23,6 +23,9 @@ class Event:
     agent_id: str | None = None
     conversation_id: str | None = None
     turn_id: str | None = None
+    # The command as claimed (envelope and facts as given), on the first event a decided
+    # command appended; None on every other event, and on events stored before it existed.
+    claimed: dict[str, Any] | None = None
     registry: ClassVar[dict[str, type["Event"]]] = {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:

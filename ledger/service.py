@@ -20,7 +20,7 @@ from typing import Any
 from sqlalchemy.sql import Executable
 
 from commands.models import Command
-from commands.parsing import NotPermitted, Parsed, Rejection, excerpt, parse
+from commands.parsing import NotPermitted, Parsed, Rejection, claimed, excerpt, parse
 from ledger import events as ev
 from ledger.bulk import no_cyclic_gc
 from ledger.decide import Blocked, Stamp, block, decide, orders_read, refuse, reject
@@ -258,7 +258,7 @@ class Ledger:
         if isinstance(item, Rejection):
             return self._append(item, reject(item, stamp), appended)
         if isinstance(item, NotPermitted):
-            return self._append(item, refuse(item, stamp), appended)
+            return self._append(item, _claimed(item, refuse(item, stamp)), appended)
         command = item.command
         content_hash = _hash(item.content)
         key = (command.business_id or "", command.command_id)
@@ -266,10 +266,11 @@ class Ledger:
         if first is not None:
             if first.content_hash == content_hash:
                 return {**ev.loads(first.outcome), "duplicate": True}
-            return self._append(item, block(command, stamp, Blocked("command_id_reused")), appended)
+            return self._append(item, _claimed(item, block(command, stamp, Blocked("command_id_reused"))), appended)
         events = decide(self.state(command.business_id), command, stamp)
         if links:
             events = self._with_links(events)
+        events = _claimed(item, events)
         out = self._append(item, events, appended)
         claim = Claim("command", key[0], command.command_id, content_hash, ev.dumps(out))
         seen[key] = claim
@@ -381,6 +382,11 @@ def _kind(error: Exception) -> str:
         return "storage"
     log.error("deciding a command failed; answered it rejected", exc_info=error)
     return "internal error"
+
+
+def _claimed(item: Parsed | NotPermitted, events: list[ev.Event]) -> list[ev.Event]:
+    """The command as claimed goes on its first event: in the log, in the events' own transaction."""
+    return [dataclasses.replace(events[0], claimed=claimed(item)), *events[1:]]
 
 
 def _payment_outcome(read_as: Any, events: list[ev.Event]) -> Outcome:
