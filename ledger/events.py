@@ -222,7 +222,6 @@ class CommandBlocked(Event):
     fields: list[str] = field(default_factory=list)
     conflicts: dict[str, list[Any]] = field(default_factory=dict)
     details: dict[str, Any] = field(default_factory=dict)
-    claimed: dict[str, Any] | None = None  # the command as claimed: envelope and facts
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -258,7 +258,7 @@ class Ledger:
         if isinstance(item, Rejection):
             return self._append(item, reject(item, stamp), appended)
         if isinstance(item, NotPermitted):
-            return self._append(item, _claimed(item, refuse(item, stamp)), appended)
+            return self._append(item, _with_claim(item, refuse(item, stamp)), appended)
         command = item.command
         content_hash = _hash(item.content)
         key = (command.business_id or "", command.command_id)
@@ -266,11 +266,11 @@ class Ledger:
         if first is not None:
             if first.content_hash == content_hash:
                 return {**ev.loads(first.outcome), "duplicate": True}
-            return self._append(item, _claimed(item, block(command, stamp, Blocked("command_id_reused"))), appended)
+            return self._append(item, _with_claim(item, block(command, stamp, Blocked("command_id_reused"))), appended)
         events = decide(self.state(command.business_id), command, stamp)
         if links:
             events = self._with_links(events)
-        events = _claimed(item, events)
+        events = _with_claim(item, events)
         out = self._append(item, events, appended)
         claim = Claim("command", key[0], command.command_id, content_hash, ev.dumps(out))
         seen[key] = claim
@@ -384,7 +384,7 @@ def _kind(error: Exception) -> str:
     return "internal error"
 
 
-def _claimed(item: Parsed | NotPermitted, events: list[ev.Event]) -> list[ev.Event]:
+def _with_claim(item: Parsed | NotPermitted, events: list[ev.Event]) -> list[ev.Event]:
     """The command as claimed goes on its first event: in the log, in the events' own transaction."""
     return [dataclasses.replace(events[0], claimed=claimed(item)), *events[1:]]
 

@@ -122,3 +122,12 @@ def test_each_command_of_a_batch_claims_on_its_own_first_event(ledger, store):
     agent(ledger, placed, vague)
 
     assert [e.claimed["command_id"] for e in appended(store, before)] == [placed["command_id"], vague["command_id"]]
+
+
+def test_the_owner_can_approve_a_credit_block_from_what_it_claimed(ledger, store):
+    a_shop(ledger, credit_limit=10)
+    [blocked] = agent(ledger, order("cust-1", [line("rice", 1)]))
+
+    [approved] = owner(ledger, command("ApproveOrder", {"escalation_id": known(blocked["escalation_id"])}))
+
+    assert (approved["status"], approved["lines"][0]["sku"], approved["lines"][0]["quantity"]) == ("accepted", "rice", 1)
