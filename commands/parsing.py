@@ -11,8 +11,16 @@ from typing import Any
 import orjson
 from pydantic import ValidationError
 
-from commands.limits import raw_excerpt_bytes_max
+from commands.limits import line_bytes_max, raw_excerpt_bytes_max
 from commands.models import COMMAND_TYPES, DOORS, Command, is_id
+
+
+@dataclass(frozen=True)
+class Oversized:
+    """A line or message over line_bytes_max, of which a reader kept only the head: it is
+    answered rejected/malformed without ever being held whole."""
+    head: bytes
+    size: int  # bytes, as far as the reader counted
 
 
 @dataclass(frozen=True)
@@ -108,9 +116,17 @@ def _first_error(exc: ValidationError) -> str:
     return excerpt(f"{where}: {first['msg']}{more}")
 
 
-def parse(raw: bytes | str, door: str) -> Parsed | Rejection | NotPermitted:
+def _too_large(head: bytes, size: int) -> Rejection:
+    return Rejection(error=f"over {line_bytes_max} bytes ({size} bytes): not read", raw=excerpt(head))
+
+
+def parse(raw: bytes | str | Oversized, door: str) -> Parsed | Rejection | NotPermitted:
+    if isinstance(raw, Oversized):
+        return _too_large(raw.head, raw.size)
     if isinstance(raw, str):
         raw = raw.encode("utf-8", errors="replace")
+    if len(raw) > line_bytes_max:
+        return _too_large(raw, len(raw))
     try:
         obj = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:

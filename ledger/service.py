@@ -20,7 +20,7 @@ from typing import Any
 from sqlalchemy.sql import Executable
 
 from commands.models import Command
-from commands.parsing import NotPermitted, Parsed, Rejection, claimed, excerpt, parse
+from commands.parsing import NotPermitted, Oversized, Parsed, Rejection, claimed, excerpt, parse
 from ledger import events as ev
 from ledger.bulk import no_cyclic_gc
 from ledger.decide import Blocked, Stamp, block, decide, orders_read, refuse, reject
@@ -146,7 +146,7 @@ class Ledger:
 
     # --- commands -------------------------------------------------------------
 
-    def handle(self, raws: Sequence[bytes | str], door: str, extra: Extra | None = None) -> list[Outcome]:
+    def handle(self, raws: Sequence[bytes | str | Oversized], door: str, extra: Extra | None = None) -> list[Outcome]:
         """One outcome per raw command, in order, all written in one transaction."""
         with no_cyclic_gc():
             items = [parse(raw, door) for raw in raws]
@@ -154,7 +154,7 @@ class Ledger:
                 return self._handle(items, extra, raws)
 
     def _handle(self, items: list[Parsed | NotPermitted | Rejection], extra: Extra | None,
-                raws: Sequence[bytes | str]) -> list[Outcome]:
+                raws: Sequence[bytes | str | Oversized]) -> list[Outcome]:
         """Decide and write; a command the database refuses is answered on its own.
 
         A refusal that is neither a lost race nor the connection's (those are raised, for the
@@ -348,25 +348,31 @@ class Ledger:
                     raise
                 if isinstance(exc, IntegrityError) and self._raced(appended, claims):
                     continue
-                if isinstance(read_as, Refusal) and read_as.error.startswith(("storage: ", "internal error: ")):
+                if isinstance(read_as, Refusal) and read_as.error.startswith(_REFUSED):
                     raise  # even its refusal, which keeps no field of the body, is refused
                 # Refused by the database for what the body holds: refused malformed, on its own.
                 read_as = Refusal("malformed", excerpt(f"{_kind(exc)}: {first_line(exc)}"), raw)
 
 
-def _storage_rejection(item: Parsed | NotPermitted | Rejection, raw: bytes | str, error: Exception,
+def _storage_rejection(item: Parsed | NotPermitted | Rejection, raw: bytes | str | Oversized, error: Exception,
                        batch_error: Exception) -> Rejection:
     """The command the database refused, answered rejected/malformed with the error in one
     line. Its envelope ids passed the gate and are kept; if even that is refused, the
     rejection keeps none of them; if that is refused too, the database refuses everything."""
     text = excerpt(f"{_kind(error)}: {first_line(error)}")
-    if isinstance(item, Rejection) and item.error.startswith(("storage: ", "internal error: ")):
+    if isinstance(item, Rejection) and item.error.startswith(_REFUSED):
         if item.business_id is None and item.command_id is None:
             raise batch_error
         return Rejection(error=text, raw=item.raw)
+    if isinstance(item, Rejection):
+        return dataclasses.replace(item, error=text)
     head = item.command if isinstance(item, Parsed) else item
-    return Rejection(error=text, raw=excerpt(raw), command_id=head.command_id, type=head.type, business_id=head.business_id,
-                     agent_id=head.agent_id, conversation_id=head.conversation_id, turn_id=head.turn_id)
+    return Rejection(error=text, raw=excerpt(raw), command_id=head.command_id, type=head.type,
+                     business_id=head.business_id, agent_id=head.agent_id,
+                     conversation_id=head.conversation_id, turn_id=head.turn_id)
+
+
+_REFUSED = ("storage: ", "internal error: ")
 
 
 def _kind(error: Exception) -> str:

@@ -8,9 +8,11 @@ import sys
 from collections.abc import Iterable, Iterator
 from typing import IO, TYPE_CHECKING, Any
 
+from commands.limits import line_bytes_max, raw_excerpt_bytes_max
 from ledger.events import dumps
 
 if TYPE_CHECKING:
+    from commands.parsing import Oversized
     from ledger.service import Ledger
     from ledger.store import Store
 
@@ -142,28 +144,59 @@ def open_input(path: str | None) -> IO[bytes]:
         raise UsageError(f"cannot read {path}: {exc.strerror}") from exc
 
 
-def batches(stream: IO[bytes], records_max: int = batch_records_max) -> Iterator[list[bytes]]:
+def batches(stream: IO[bytes], records_max: int = batch_records_max) -> Iterator[list[bytes | Oversized]]:
     """Non-blank lines in batches: full ones while input keeps coming, a short one when it pauses.
 
     A pause means an interactive or piped producer waits for answers: it must not wait for
-    a batch to fill.
+    a batch to fill. Reading is linear: a line split over reads is kept in pieces and joined
+    once, and one over line_bytes_max is kept only as its head (an Oversized), the rest
+    read past to its newline.
     """
+    from commands.parsing import Oversized  # pydantic and the models: only for the doors that read lines
+
     fd = stream.fileno()
-    pending, batch = b"", []
+    line = _Partial(Oversized)
+    batch: list[bytes | Oversized] = []
     while True:
         chunk = os.read(fd, read_chunk_bytes)
-        lines = (pending + chunk).split(b"\n")
-        pending = lines.pop() if chunk else b""
-        if not chunk:
-            lines = [l for l in lines if l]
-        for line in lines:
-            if line.strip():
-                batch.append(line.rstrip(b"\r"))
+        pieces = chunk.split(b"\n") if chunk else [b"", b""]
+        line.add(pieces[0])
+        # Every piece but the last ends at a newline; the last begins the next line.
+        for whole in (line.take(), *pieces[1:-1]) if len(pieces) > 1 else ():
+            if isinstance(whole, Oversized) or whole.strip():
+                batch.append(whole if isinstance(whole, Oversized) else whole.rstrip(b"\r"))
             if len(batch) >= records_max:
                 yield batch
                 batch = []
+        if len(pieces) > 1:
+            line.add(pieces[-1])
         if batch and (not chunk or not select.select([fd], [], [], 0)[0]):
             yield batch
             batch = []
         if not chunk:
             return
+
+
+class _Partial:
+    """The line read so far: its pieces while it fits in line_bytes_max, its head after."""
+
+    def __init__(self, oversized: type) -> None:
+        self.oversized = oversized
+        self.pieces: list[bytes] = []
+        self.size = 0
+
+    def add(self, piece: bytes) -> None:
+        if not piece:
+            return
+        fits = self.size <= line_bytes_max
+        self.size += len(piece)
+        if self.size <= line_bytes_max:
+            self.pieces.append(piece)
+        elif fits:  # just went over: keep the head, drop the rest of what was held
+            self.pieces = [b"".join([*self.pieces, piece])[:raw_excerpt_bytes_max]]
+
+    def take(self) -> bytes | Any:
+        whole = (self.oversized(self.pieces[0], self.size) if self.size > line_bytes_max
+                 else b"".join(self.pieces))
+        self.pieces, self.size = [], 0
+        return whole
