@@ -6,6 +6,7 @@ import signal
 import sys
 import threading
 
+from consumers.cli.audit_command import audit_command
 from consumers.cli.common import UsageError, add_db, check_known, emit, open_store, since
 from consumers.cli.table import print_table
 from projections.columns import BLOCK_REASONS, COLUMNS
@@ -17,8 +18,10 @@ follow_interval_ms_default = 500
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    a = sub.add_parser("audit", help="projections, one row a line (catches them up first)")
-    a.add_argument("view", choices=list(COLUMNS))
+    a = sub.add_parser("audit", help="projections, one row a line (catches them up first); or one command")
+    a.add_argument("view", choices=[*COLUMNS, "command"])
+    a.add_argument("command_id", nargs="?", metavar="COMMAND_ID",
+                   help="command: the decided command's id (as claimed, its outcome and its events)")
     a.add_argument("--business")
     a.add_argument("--reason", help="blocks, escalations: this reason only")
     a.add_argument("--agent", help="blocks: this agent only")
@@ -48,6 +51,10 @@ def audit(args: argparse.Namespace) -> int:
     from projections.projector import Projector
     from projections.read import Filters, NotApplicable, check, rows
 
+    if args.view == "command":
+        return audit_command(args)
+    if args.command_id is not None:
+        raise UsageError(f"audit {args.view} takes no COMMAND_ID")
     filters = Filters(business=args.business, reason=args.reason, agent=args.agent, field=args.field,
                       status=args.status, since=args.since)
     try:

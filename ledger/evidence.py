@@ -1,0 +1,68 @@
+"""One decided command, read back from the log: as claimed, as answered, and what it appended.
+
+The log is the only source: the command is the `claimed` field of the first event it
+appended, the outcome is rebuilt from its events as `Ledger.handle` built it then, and the
+events are those that followed it with its id up to the next decision with that id (a later
+`command_id_reused` block, say, which is a refusal of its own).
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from commands.parsing import NotPermitted
+from ledger import events as ev
+from ledger.outcome import outcome
+from ledger.store import Store
+
+# Events that carry a command id but were never a decided command's: a rejection claims
+# nothing, and a provider's webhook is not a command.
+_NOT_DECIDED = (ev.CommandRejected, ev.WebhookRefused, ev.PaymentReceived)
+# A decision with these reasons did not claim the command id: another decision, if any, is the command.
+_UNCLAIMING = ("not_permitted", "command_id_reused")
+
+
+@dataclass
+class Decision:
+    business_id: str | None
+    events: list[tuple[int, ev.Event]] = field(default_factory=list)
+
+    @property
+    def claims_the_id(self) -> bool:
+        first = self.events[0][1]
+        return not (isinstance(first, ev.CommandBlocked) and first.reason in _UNCLAIMING)
+
+    def record(self) -> dict[str, Any]:
+        """{"command", "outcome", "events"} for `ledger audit command`."""
+        first = self.events[0][1]
+        claimed = first.claimed
+        kind = (claimed or {}).get("type") or getattr(first, "command_type", None)
+        head = NotPermitted(command_id=first.command_id, type=kind, business_id=first.business_id)
+        return {"command": claimed, "outcome": outcome(head, [e for _, e in self.events]),
+                "events": [{"position": p, "type": e.type, **e.to_dict()} for p, e in self.events]}
+
+
+def decisions(store: Store, command_id: str, business_id: str | None = None) -> dict[str | None, Decision]:
+    """The decision that stands for `command_id` in each business that decided one (only
+    `business_id`'s when given): the one that claimed the id, else the first."""
+    found: dict[str | None, list[Decision]] = {}
+    for position, e in _with_id(store, command_id):
+        if isinstance(e, _NOT_DECIDED) or (business_id is not None and e.business_id != business_id):
+            continue
+        mine = found.setdefault(e.business_id, [])
+        if e.claimed is not None or not mine:  # a claim starts a decision; the log before claims had none
+            mine.append(Decision(e.business_id))
+        mine[-1].events.append((position, e))
+    return {b: next((d for d in ds if d.claims_the_id), ds[0]) for b, ds in found.items()}
+
+
+def _with_id(store: Store, command_id: str) -> Iterator[tuple[int, ev.Event]]:
+    """The events naming this command id, in log order: a scan of the stored bytes, decoding
+    only the rows that hold the id (one in thousands, in a busy log)."""
+    needle = b'"command_id":' + ev.dumps(command_id)
+    for page in store.rows():
+        hits = [row for row in page if needle in row[2]]
+        for position, e in ev.decode_page(hits):
+            if e.command_id == command_id:
+                yield position, e
