@@ -52,6 +52,17 @@ FreeText = Annotated[StrictStr, Field(max_length=text_chars_max, json_schema_ext
                      AfterValidator(_text)]
 
 
+def _iso_4217(code: str) -> str:
+    from babel.numbers import list_currencies  # CLDR's table, loaded only when a currency is set
+
+    if code not in list_currencies():
+        raise ValueError(f"{code!r} is not an ISO 4217 currency code")
+    return code
+
+
+CurrencyCode = Annotated[StrictStr, Field(pattern=r"^[A-Z]{3}$"), AfterValidator(_iso_4217)]
+
+
 class Line(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
     sku: Id
@@ -141,6 +152,10 @@ class CloseEscalationFacts(Facts):
     escalation_id: required(Id) = UNKNOWN
     resolution: required(Literal["resolved", "dismissed"]) = UNKNOWN
     note: Fact[FreeText] = UNKNOWN
+
+
+class SetCurrencyFacts(Facts):
+    currency: required(CurrencyCode) = UNKNOWN
 
 
 class ApproveOrderFacts(Facts):
@@ -233,6 +248,11 @@ class CloseEscalation(OwnerCommand):
     facts: CloseEscalationFacts
 
 
+class SetCurrency(OwnerCommand):
+    type: Literal["SetCurrency"]
+    facts: SetCurrencyFacts
+
+
 class ApproveOrder(OwnerCommand):
     type: Literal["ApproveOrder"]
     facts: ApproveOrderFacts
@@ -241,7 +261,8 @@ class ApproveOrder(OwnerCommand):
 AgentCommandT = Annotated[Union[PlaceOrder, IssuePaymentLink, Escalate, CompleteTurn],
                           Field(discriminator="type")]
 OwnerCommandT = Annotated[Union[RegisterProduct, Restock, SetPrice, RegisterCustomer,
-                                SetCreditLimit, AcknowledgeEscalation, CloseEscalation, ApproveOrder],
+                                SetCreditLimit, AcknowledgeEscalation, CloseEscalation, ApproveOrder,
+                                SetCurrency],
                           Field(discriminator="type")]
 
 AGENT_TYPES: dict[str, type[AgentCommand]] = {

@@ -91,7 +91,7 @@ def _figures(outcome: Mapping[str, Any]) -> dict[str, Any]:
     figures = {**outcome, **(outcome.get("payment_link") or {}), **details}
     if "skus" in details:
         figures["skus"] = ", ".join(details["skus"])
-    figures["existing"] = details.get("sku") or details.get("customer_id")
+    figures["existing"] = details.get("sku") or details.get("customer_id") or details.get("currency")
     return figures
 
 

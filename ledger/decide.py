@@ -201,6 +201,15 @@ def _set_credit_limit(state: BusinessState, c: m.SetCreditLimit, stamp: Stamp, c
     return [ev.CreditLimitSet(**ctx, customer_id=f["customer_id"], credit_limit=f["credit_limit"])]
 
 
+def _set_currency(state: BusinessState, c: m.SetCurrency, stamp: Stamp, ctx: dict) -> list[ev.Event]:
+    """Once set, a currency stays: the log's amounts are minor units of it, and another
+    currency would restate every one of them."""
+    currency = c.facts.currency.value
+    if state.currency not in (None, currency):
+        raise Blocked("already_exists", details={"currency": state.currency})
+    return [ev.CurrencySet(**ctx, currency=currency)]
+
+
 def _open_escalation(state: BusinessState, escalation_id: str) -> None:
     status = state.escalations.get(escalation_id)
     if status is None:
@@ -242,5 +251,5 @@ _RULES = {
     m.RegisterProduct: _register_product, m.Restock: _restock, m.SetPrice: _set_price,
     m.RegisterCustomer: _register_customer, m.SetCreditLimit: _set_credit_limit,
     m.AcknowledgeEscalation: _acknowledge_escalation, m.CloseEscalation: _close_escalation,
-    m.ApproveOrder: _approve_order,
+    m.ApproveOrder: _approve_order, m.SetCurrency: _set_currency,
 }

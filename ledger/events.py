@@ -131,6 +131,11 @@ class CreditLimitSet(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
+class CurrencySet(Event):
+    currency: str  # ISO 4217: how people see the business's amounts; the amounts stay minor units
+
+
+@dataclass(frozen=True, kw_only=True)
 class EscalationAcknowledged(Event):
     escalation_id: str
 

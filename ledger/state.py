@@ -60,6 +60,7 @@ held_orders_max = 10_000
 class BusinessState:
     business_id: str
     version: int = 0  # events folded so far: the stream's optimistic-concurrency check
+    currency: str | None = None  # ISO 4217, set by the owner
     products: dict[str, Product] = field(default_factory=dict)
     customers: dict[str, Customer] = field(default_factory=dict)
     # A writer keeps only its most recent orders and references here (see `keep_recent`) and
@@ -98,6 +99,10 @@ class BusinessState:
     @_apply.register
     def _(self, e: ev.PriceSet) -> None:
         self.products[e.sku].unit_price = e.unit_price
+
+    @_apply.register
+    def _(self, e: ev.CurrencySet) -> None:
+        self.currency = e.currency
 
     @_apply.register
     def _(self, e: ev.CustomerRegistered) -> None:

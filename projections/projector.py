@@ -26,15 +26,15 @@ from sqlalchemy.schema import CreateTable
 from ledger import events as ev
 from ledger.bulk import no_cyclic_gc
 from ledger.store import Store
-from projections import blocks, escalations, intents, log_pages, orders
+from projections import blocks, businesses, escalations, intents, log_pages, orders
 from projections.rows import Int64, View, metadata, stored_columns
 
 log = logging.getLogger("ledger.projections")
 
-PROJECTIONS = (intents, blocks, orders, escalations)
+PROJECTIONS = (intents, blocks, orders, escalations, businesses)
 TABLES: tuple[Table, ...] = tuple(t for p in PROJECTIONS for t in p.tables)
 # What the rows mean. A projector that finds another version stored rebuilds from the log.
-ROWS_VERSION = 1
+ROWS_VERSION = 2  # 2: proj_businesses (the currency), filled from the log's start
 VERSION = f"rows={ROWS_VERSION};intents={intents.INTENT_TABLE_VERSION}"
 tracker_name = "projections"
 page_events_max = 20_000

@@ -19,6 +19,7 @@ REQUIRED = {
     "AcknowledgeEscalation": ["escalation_id"],
     "CloseEscalation": ["escalation_id", "resolution"],
     "ApproveOrder": ["escalation_id"],
+    "SetCurrency": ["currency"],
 }
 AGENT_TYPES = {"PlaceOrder", "IssuePaymentLink", "Escalate", "CompleteTurn"}
 

@@ -48,6 +48,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def audit(args: argparse.Namespace) -> int:
+    from projections.businesses import currencies
     from projections.projector import Projector
     from projections.read import Filters, NotApplicable, check, rows
 
@@ -71,7 +72,7 @@ def audit(args: argparse.Namespace) -> int:
     with store.engine.connect() as conn:
         found = rows(conn, args.view, filters)
         if args.table:
-            print_table(list(found), list(COLUMNS[args.view]))
+            print_table(list(found), list(COLUMNS[args.view]), currencies(conn))
         else:
             for row in found:
                 emit(row, out)

@@ -16,6 +16,7 @@ from typing import Any
 
 from consumers.cli.common import UsageError, add_db, open_ledger
 from consumers.cli.table import describe
+from consumers.money import money
 from ledger.payments import signature_header
 
 DEMO_DATA = Path(__file__).resolve().parents[1] / "demo_data"
@@ -41,8 +42,9 @@ def run(args: argparse.Namespace) -> int:
     ledger = open_ledger(args)
     out = sys.stdout.write
     out("== The owner sets up the shop ==\n")
+    currency = lambda outcome: ledger.state(outcome["business_id"]).currency  # noqa: E731
     for outcome in ledger.handle(_lines(args.script / "shop.jsonl"), "owner"):
-        out(describe(outcome) + "\n")
+        out(describe(outcome, currency(outcome)) + "\n")
     outcomes: dict[str, dict[str, Any]] = {}
     out("\n== The conversation ==\n")
     for step in map(json.loads, _lines(args.script / "conversation.jsonl")):
@@ -52,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
             text = _PLACEHOLDER.sub(lambda m: outcomes[m.group(1)]["order_id"], json.dumps(step["command"]))
             [outcome] = ledger.handle([text], "agent")
             outcomes[outcome["command_id"]] = outcome
-            out("  agent → " + describe(outcome).replace("\n", "\n          ") + "\n")
+            out("  agent → " + describe(outcome, currency(outcome)).replace("\n", "\n          ") + "\n")
         elif "pay" in step:
             pay = step["pay"]
             link = outcomes[pay["link_of"]]["payment_link"]
@@ -60,7 +62,8 @@ def run(args: argparse.Namespace) -> int:
                 "reference": link["reference"], "amount": pay["amount"],
                 "business_id": outcomes[pay["link_of"]]["business_id"]}}).encode()
             result = ledger.handle_webhook(body, {signature_header: ledger.provider.sign(body)})
-            out(f"  provider → paid {result['amount']} on {result['reference']}: {result['status']}"
+            paid = money(result["amount"], ledger.state(result["business_id"]).currency)
+            out(f"  provider → paid {paid} on {result['reference']}: {result['status']}"
                 + (f" [{result['reason']}]" if result["reason"] else "") + "\n")
     out("\nEvery line above is in the log: try `ledger events` and `ledger audit blocks --table`"
         " with the same --db.\n")

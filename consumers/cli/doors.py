@@ -34,7 +34,7 @@ def run(args: argparse.Namespace, door: str) -> int:
         for batch in batches(stream):
             # The collector stays off until the batch's temporaries are gone: one pass over what is left.
             with no_cyclic_gc():
-                _answer(ledger.handle(batch, door), args.table)
+                _answer(ledger.handle(batch, door), args.table, ledger)
                 # Outcomes first: a slow or failing projection never holds them back.
                 projections.after(ledger.written, full=len(batch) >= batch_records_max)
             keep_survivors()
@@ -43,7 +43,11 @@ def run(args: argparse.Namespace, door: str) -> int:
     return 0
 
 
-def _answer(outcomes: list[dict], table: bool) -> None:
+def _answer(outcomes: list[dict], table: bool, ledger) -> None:
     for outcome in outcomes:
-        print_outcome(outcome) if table else emit(outcome)
+        if table:
+            business = outcome["business_id"]
+            print_outcome(outcome, ledger.state(business).currency if business else None)
+        else:
+            emit(outcome)
     sys.stdout.flush()

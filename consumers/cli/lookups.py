@@ -51,7 +51,7 @@ def events(args: argparse.Namespace) -> int:
             for position, event in store.notifications(max(1, args.start), args.until, args.type, args.business)
             if args.business is None or event.business_id == args.business)
     if args.table:
-        print_table(map(_table_row, rows), [*TABLE_COLUMNS, "fields"])
+        print_table(map(_table_row, rows), [*TABLE_COLUMNS, "fields"], _currencies(store))
         return 0
     for row in rows:
         emit(row, out)
@@ -59,6 +59,19 @@ def events(args: argparse.Namespace) -> int:
 
 
 TABLE_COLUMNS = ("position", "type", "business_id", "command_id", "recorded_at")
+
+
+def _currencies(store) -> dict[str, str]:
+    """Each business's currency as the projections last saw it; none before they were first built."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from projections.businesses import currencies
+
+    try:
+        with store.engine.connect() as conn:
+            return currencies(conn)
+    except SQLAlchemyError:
+        return {}
 
 
 def _table_row(row: dict) -> dict:

@@ -1,0 +1,28 @@
+"""Money as a person reads it: integer minor units shown in major units with the currency.
+
+`money(90000, "NGN")` is "NGN 900.00"; `money(500, "JPY")` is "JPY 500" (no minor unit). The
+digits per currency are CLDR's (Babel's `get_currency_precision`), not a list kept here. A
+business that set no currency has its amounts shown as they are stored: minor units, grouped
+("90,000"). Machine output (JSON) never goes through here: it keeps the integers.
+"""
+from __future__ import annotations
+
+from functools import cache
+
+
+@cache
+def minor_digits(currency: str) -> int:
+    from babel.numbers import get_currency_precision  # CLDR data: loaded on the first amount shown
+
+    return get_currency_precision(currency)
+
+
+def money(amount: int | None, currency: str | None) -> str:
+    if amount is None:
+        return ""
+    if currency is None:
+        return f"{amount:,}"
+    digits = minor_digits(currency)
+    major, minor = divmod(abs(amount), 10 ** digits)  # integers throughout: no float rounding
+    sign = "-" if amount < 0 else ""
+    return f"{currency} {sign}{major:,}" + (f".{minor:0{digits}d}" if digits else "")
