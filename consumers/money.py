@@ -2,8 +2,7 @@
 
 `money(90000, "NGN")` is "NGN 900.00"; `money(500, "JPY")` is "JPY 500" (no minor unit). The
 digits per currency are CLDR's (Babel's `get_currency_precision`), not a list kept here. A
-business that set no currency has its amounts shown as they are stored: minor units, grouped
-("90,000"). Machine output (JSON) never goes through here: it keeps the integers.
+business that set no currency has its amounts shown as they are stored, in minor units ("90000"). Machine output (JSON) never goes through here: it keeps the integers.
 """
 from __future__ import annotations
 
@@ -21,7 +20,7 @@ def money(amount: int | None, currency: str | None) -> str:
     if amount is None:
         return ""
     if currency is None:
-        return f"{amount:,}"
+        return str(amount)
     digits = minor_digits(currency)
     major, minor = divmod(abs(amount), 10 ** digits)  # integers throughout: no float rounding
     sign = "-" if amount < 0 else ""

@@ -18,7 +18,7 @@ def set_currency(code, business: str = "shop-1") -> dict:
 
 @pytest.mark.parametrize("amount, currency, shown", [
     (90_000, "NGN", "NGN 900.00"), (4_500_000, "NGN", "NGN 45,000.00"), (500, "JPY", "JPY 500"),
-    (1_234_567, "KWD", "KWD 1,234.567"), (5, "USD", "USD 0.05"), (90_000, None, "90,000")])
+    (1_234_567, "KWD", "KWD 1,234.567"), (5, "USD", "USD 0.05"), (90_000, None, "90000")])
 def test_amounts_show_in_major_units_with_the_currencys_own_minor_digits(amount, currency, shown):
     assert money(amount, currency) == shown
 
