@@ -181,3 +181,36 @@ def test_the_approval_is_taken_only_at_the_owner_door():
     cmd = approve()
 
     assert type(parse(json.dumps(cmd), "agent")).__name__ == "NotPermitted"
+
+
+# --- end to end: `ledger admin apply` on SQLite and PostgreSQL ----------------------
+
+def test_an_owner_approves_a_blocked_order_with_ledger_admin_apply(ledger, store, db_url):
+    from consumers.relay import event_row
+    from tests.given import a_shop as a_real_shop, agent, appended, types
+    from tests.projected import audit
+    from tests.test_cli import jsonl, ledger_run
+
+    a_real_shop(ledger, credit_limit=50_000)
+    [blocked] = agent(ledger, order("cust-1", [line("rice", 2)], SHOP))
+    before = store.max_position()
+    stdin = raw(approve(blocked["escalation_id"], note="pays monthly")) + b"\n" + \
+        raw(approve(blocked["escalation_id"], command_id="cmd-twice")) + b"\n"
+
+    done = ledger_run("admin", "apply", "--db", db_url, stdin=stdin)
+
+    assert done.returncode == 0, done.stderr.decode()
+    approved, twice = jsonl(done.stdout)
+    assert (approved["status"], approved["events"], approved["total"]) == (
+        "accepted", ["OrderPlaced", "EscalationClosed"], 90_000)
+    assert approved["lines"] == [{"sku": "rice", "quantity": 2, "unit_price": 45_000, "line_total": 90_000}]
+    assert (twice["status"], twice["reason"]) == ("blocked", "already_closed")
+    placed, closed, _ = appended(store, before)
+    assert (placed.approves, placed.order_id, placed.agent_id) == (blocked["command_id"], approved["order_id"], "ada")
+    # What goes out on ledger.escalations: the close, with the order the agent can tell the customer about.
+    row = event_row(before + 2, closed)
+    assert (row["type"], row["resolution"], row["order_id"], row["note"]) == (
+        "EscalationClosed", "resolved", approved["order_id"], "pays monthly")
+    assert [r["status"] for r in audit(store, "escalations")] == ["resolved"]
+    assert [(r["order_id"], r["total"]) for r in audit(store, "orders")] == [(approved["order_id"], 90_000)]
+    assert types(appended(store, before))[-1] == "CommandBlocked"
