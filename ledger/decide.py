@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from commands import models as m
+from commands.limits import amount_max
 from commands.parsing import NotPermitted, Rejection
 from ledger import events as ev
 from ledger.promises import promised_follow_up
@@ -43,6 +44,19 @@ class Blocked(Exception):
         super().__init__(reason)
         self.reason, self.fields = reason, fields or []
         self.conflicts, self.details = conflicts or {}, details or {}
+
+
+def over_amount_max(field: str, value: int) -> dict[str, Any] | None:
+    """A sum the ledger would keep (a product's stock, an order's total, an order's paid) past
+    amount_max: the details of its `amount_too_large` (CONTRACT 11), else None. The webhook's
+    decision asks it for an order's paid."""
+    return {"field": field, "limit": amount_max} if value > amount_max else None
+
+
+def _within_amount_max(field: str, value: int) -> None:
+    details = over_amount_max(field, value)
+    if details is not None:
+        raise Blocked("amount_too_large", details=details)
 
 
 def _context(command: m.Command | NotPermitted | Rejection, stamp: Stamp) -> dict[str, Any]:
@@ -125,7 +139,9 @@ def _priced(state: BusinessState, customer_id: str, lines: list[dict]) -> tuple[
         raise Blocked("insufficient_stock", details={"lines": short})
     priced = [{"sku": l["sku"], "quantity": l["quantity"], "unit_price": state.products[l["sku"]].unit_price,
                "line_total": l["quantity"] * state.products[l["sku"]].unit_price} for l in lines]
-    return customer, priced, sum(line["line_total"] for line in priced)
+    total = sum(line["line_total"] for line in priced)
+    _within_amount_max("total", total)  # after stock, before the credit limit; a line's total is within it
+    return customer, priced, total
 
 
 def _issue_payment_link(state: BusinessState, c: m.IssuePaymentLink, stamp: Stamp, ctx: dict) -> list[ev.Event]:
@@ -178,6 +194,7 @@ def _existing_product(state: BusinessState, sku: str) -> None:
 def _restock(state: BusinessState, c: m.Restock, stamp: Stamp, ctx: dict) -> list[ev.Event]:
     f = c.facts.known_values()
     _existing_product(state, f["sku"])
+    _within_amount_max("stock", state.products[f["sku"]].available + f["quantity"])
     return [ev.ProductRestocked(**ctx, sku=f["sku"], quantity=f["quantity"])]
 
 
