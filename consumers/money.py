@@ -8,6 +8,10 @@ from __future__ import annotations
 
 from functools import cache
 
+# The names amounts go by, in outcomes, events, details and views: what is shown as money.
+AMOUNTS = frozenset({"total", "paid", "outstanding", "credit_limit", "exposure", "unit_price", "order_total",
+                     "amount", "line_total", "overpaid_amount"})
+
 
 @cache
 def minor_digits(currency: str) -> int:
@@ -25,3 +29,14 @@ def money(amount: int | None, currency: str | None) -> str:
     major, minor = divmod(abs(amount), 10 ** digits)  # integers throughout: no float rounding
     sign = "-" if amount < 0 else ""
     return f"{currency} {sign}{major:,}" + (f".{minor:0{digits}d}" if digits else "")
+
+
+def parse_money(text: str, currency: str | None) -> int | None:
+    """What a person typed ("2,940.50") in minor units, or None if it is not an amount of the
+    currency (more decimals than it has, a sign, letters). Without a currency: minor units."""
+    digits = minor_digits(currency) if currency else 0
+    whole, _, fraction = text.strip().replace(",", "").partition(".")
+    if not whole.isdigit() or not whole.isascii() or len(fraction) > digits \
+            or (fraction and not (fraction.isdigit() and fraction.isascii())):
+        return None
+    return int(whole) * 10 ** digits + int(fraction.ljust(digits, "0") or 0)

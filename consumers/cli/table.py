@@ -10,11 +10,7 @@ from collections.abc import Iterable
 from typing import Any
 
 table_rows_measured = 1000
-from consumers.money import money
-
-# Columns and `details` keys that hold an amount in minor units.
-AMOUNTS = frozenset({"total", "paid", "outstanding", "credit_limit", "exposure", "unit_price", "order_total",
-                     "amount", "line_total"})
+from consumers.money import AMOUNTS, money
 
 _MARK = {"accepted": "✓", "blocked": "✗", "rejected": "!"}
 

@@ -7,7 +7,7 @@ import os
 import sys
 
 from consumers.cli.common import UsageError, add_db, open_ledger
-from consumers.web.auth import TokenConfigError, one_time, parse_tokens, token_env
+from consumers.web.auth import Auth, TokenConfigError, one_time, parse_tokens, token_env
 from consumers.http_site import is_loopback, parse_listen
 
 default_listen = "127.0.0.1:8080"
@@ -31,25 +31,26 @@ def web(args: argparse.Namespace) -> int:
         owners = parse_tokens(os.environ.get(token_env))
     except (ValueError, TokenConfigError) as exc:
         raise UsageError(str(exc)) from exc
-    one_time_owner = None
     if not owners:
         if not is_loopback(host):
             raise UsageError(f"refusing to start on {args.listen} without {token_env} (business_id:token[:name],...)")
         if not args.business:
             raise UsageError(f"set {token_env} (business_id:token[:name],...), or give --business B "
                              "for a one-time sign-in link on loopback")
-        one_time_owner = one_time(args.business)
-        owners = [one_time_owner]
+        owners = [one_time(args.business)]
     ledger = open_ledger(args)
+    auth = Auth(owners)
 
     def announce(addresses) -> None:
+        bases = []
         for address in addresses:
             bound, port = address[:2]
-            base = f"http://{f'[{bound}]' if ':' in bound else bound}:{port}/"
-            print(f"ledger web: listening on {base}", file=sys.stderr, flush=True)
-            if one_time_owner is not None:
-                print(f"ledger web: sign in as {one_time_owner.business_id} at {base}?token={one_time_owner.token}",
-                      file=sys.stderr, flush=True)
+            bases.append(f"http://{f'[{bound}]' if ':' in bound else bound}:{port}/")
+            print(f"ledger web: listening on {bases[-1]}", file=sys.stderr, flush=True)
+        # One link per owner, good once: the owner pastes one thing, and a link seen later is spent.
+        for owner in owners:
+            print(f"ledger web: sign in as {owner.name} of {owner.business_id} (once, within the hour): "
+                  f"{bases[0]}?token={auth.sign_in_code(owner)}", file=sys.stderr, flush=True)
 
-    asyncio.run(serve(ledger, owners, args.listen, announce))
+    asyncio.run(serve(ledger, auth, args.listen, announce))
     return 0

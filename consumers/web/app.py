@@ -1,8 +1,9 @@
 """`ledger web`: the escalation queue and the audit views, server-rendered on aiohttp.
 
 Pages read the projections of the signed-in owner's business, caught up first. The buttons
-send `AcknowledgeEscalation` / `CloseEscalation` through `Ledger.handle(..., "owner")`, the
-door `ledger admin apply` uses, with `agent_id` set to the person's name: every click is an
+send owner commands (consumers/web/actions.py: acknowledge, close with a note, approve a
+blocked order, raise the limit and approve) through `Ledger.handle(..., "owner")`, the door
+`ledger admin apply` uses, with `agent_id` set to the person's name: every click is an
 event naming who made it. A click is refused before it reaches the ledger (and so changes
 nothing, not even a block in the log) without a session, without the form's CSRF token, or
 for an escalation that is not the business's own.
@@ -10,7 +11,6 @@ for an escalation that is not the business's own.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import secrets
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -20,17 +20,13 @@ import orjson
 from aiohttp import web
 from sqlalchemy.engine import Connection
 
-from consumers.web import pages, templates
+from consumers.web import actions, pages, queue_html, templates
 from consumers.web.auth import Auth, Owner, same_site_path, set_session
 from consumers.http_site import parse_listen, serve_until_signalled, start_site
 from ledger.service import Ledger
 from projections.projector import Projector
 
-request_body_bytes_max = 16 * 1024  # a button's form is a few hundred bytes
-# action -> (command type, resolution, what the notice says)
-ACTIONS = {"acknowledge": ("AcknowledgeEscalation", None, "Acknowledged"),
-           "resolve": ("CloseEscalation", "resolved", "Resolved"),
-           "dismiss": ("CloseEscalation", "dismissed", "Dismissed")}
+request_body_bytes_max = 32 * 1024  # a button's form is a few hundred bytes; a note at most 4,096 characters
 
 
 @dataclass
@@ -75,17 +71,18 @@ async def _guard(request: web.Request, handler) -> web.StreamResponse:
     site = request.app[SITE]
     request["nonce"] = secrets.token_urlsafe(12)  # for this response's inline style and script
     if "token" in request.query and request.method in ("GET", "HEAD"):
-        owner = site.auth.owner(request.query["token"])
+        owner = site.auth.owner(request.query["token"]) or site.auth.redeem(request.query["token"])
         if owner is None:
-            return _refuse(401, "Not signed in", "That token is not valid.")
+            return _refuse(401, "Not signed in", "That token is not valid, or that sign-in link was used "
+                                                 "already or is more than an hour old.")
         rest = [(k, v) for k, v in request.query.items() if k != "token"]
         response = _see_other(same_site_path(request.raw_path.partition("?")[0]) + ("?" + urlencode(rest) if rest else ""))
         set_session(response, site.auth.session(owner), request.secure)
         return response
     owner, token = site.auth.from_request(request)
     if owner is None or token is None:
-        return _refuse(401, "Not signed in", "Open the link with ?token=YOUR_TOKEN once, "
-                                             "or send Authorization: Bearer YOUR_TOKEN.")
+        return _refuse(401, "Not signed in", "Open the sign-in link `ledger web` printed, or this page "
+                                             "with ?token=YOUR_TOKEN once, or send Authorization: Bearer YOUR_TOKEN.")
     if request.method == "POST":
         form = await request.post()
         csrf = form.get("csrf")
@@ -112,9 +109,11 @@ def _page(request: web.Request, title: str, active: str, body: str, script: str 
 
 async def _queue(request: web.Request) -> web.Response:
     site, business = request.app[SITE], request["owner"].business_id
-    items = await site.read(lambda conn: pages.queue(site.ledger.store, conn, business))
-    body, script = templates.queue_page(items, _notice(request), request["csrf"], request["nonce"],
-                                        pages.fingerprint([i.row for i in items]), lambda: secrets.token_hex(8))
+    items, currency = await site.read(lambda conn: (pages.queue(site.ledger.store, conn, business),
+                                                    pages.currency(conn, business)))
+    body, script = queue_html.queue_page(items, actions.notice(request.query), request["csrf"], request["nonce"],
+                                         pages.fingerprint([i.row for i in items]), lambda: secrets.token_hex(8),
+                                         currency)
     return _page(request, "Escalation queue", "queue", body, script)
 
 
@@ -129,43 +128,25 @@ async def _queue_json(request: web.Request) -> web.Response:
 async def _act(request: web.Request) -> web.Response:
     site, owner = request.app[SITE], request["owner"]
     action, escalation_id = request.match_info["action"], request.match_info["escalation_id"]
-    if action not in ACTIONS:
+    if action not in actions.ACTIONS:
         return _refuse(404, "Not found", "No such action.")
-    if await site.read(lambda conn: pages.escalation(conn, owner.business_id, escalation_id)) is None:
+    business = owner.business_id
+    found = await site.read(lambda conn: pages.escalation(conn, business, escalation_id))
+    if found is None:
         return _refuse(404, "Not found", "This business has no such escalation.")
-    form = await request.post()
-    nonce = form.get("nonce")
-    command = _command(owner, escalation_id, action, nonce if isinstance(nonce, str) else secrets.token_hex(8))
-    [outcome] = await asyncio.to_thread(site.ledger.handle, [orjson.dumps(command)], "owner")
+    form = {k: v for k, v in (await request.post()).items() if isinstance(v, str)}
+    form.setdefault("nonce", secrets.token_hex(8))
+    held, currency = await site.read(lambda conn: (
+        pages.held(site.ledger.store, conn, business, escalation_id) if action == "raise" else None,
+        pages.currency(conn, business)))
+    try:
+        commands = actions.commands(owner, escalation_id, action, form, held, currency)
+    except actions.NotAnAction as exc:
+        return _see_other("/?" + urlencode({"done": action, "id": escalation_id, "outcome": "refused",
+                                            "reason": str(exc)}))
+    outcomes = await asyncio.to_thread(site.ledger.handle, [orjson.dumps(c) for c in commands], "owner")
     await site.catch_up()
-    outcome_word = "duplicate" if outcome["duplicate"] else outcome["status"]
-    done = {"done": action, "id": escalation_id, "outcome": outcome_word, "reason": outcome["reason"] or ""}
-    return _see_other("/?" + urlencode(done))
-
-
-def _command(owner: Owner, escalation_id: str, action: str, form_nonce: str) -> dict[str, Any]:
-    """The owner command a button sends. Its id comes from the rendered form, so a double
-    click is a duplicate of the first (no second event), not a second command."""
-    kind, resolution, _ = ACTIONS[action]
-    key = "\n".join((owner.business_id, escalation_id, action, form_nonce))
-    facts = {"escalation_id": {"status": "known", "value": escalation_id, "source": "web"}}
-    if resolution:
-        facts["resolution"] = {"status": "known", "value": resolution, "source": "web"}
-    return {"command_id": "web-" + hashlib.sha256(key.encode()).hexdigest()[:32], "type": kind,
-            "business_id": owner.business_id, "agent_id": owner.name, "facts": facts}
-
-
-def _notice(request: web.Request) -> str | None:
-    q = request.query
-    action, escalation_id, outcome = q.get("done"), q.get("id"), q.get("outcome")
-    if action not in ACTIONS or not escalation_id:
-        return None
-    said = ACTIONS[action][2]
-    if outcome == "accepted":
-        return f"{said} {escalation_id}."
-    if outcome == "duplicate":
-        return f"{escalation_id}: that click was already recorded."
-    return f"{escalation_id} was not {said.lower()}: {q.get('reason') or outcome}."
+    return _see_other("/?" + urlencode(actions.summary(action, escalation_id, outcomes, currency)))
 
 
 # --- the audit views ------------------------------------------------------------
@@ -177,8 +158,9 @@ def _param(request: web.Request, name: str) -> str | None:
 async def _blocks(request: web.Request) -> web.Response:
     site, business = request.app[SITE], request["owner"].business_id
     reason, agent, field, since = (_param(request, n) for n in ("reason", "agent", "field", "since"))
-    found = await site.read(lambda conn: pages.blocks(conn, business, reason, agent, field, since))
-    return _page(request, "Blocks", "blocks", templates.blocks_page(found, reason, agent, field, since))
+    found, currency = await site.read(lambda conn: (pages.blocks(conn, business, reason, agent, field, since),
+                                                    pages.currency(conn, business)))
+    return _page(request, "Blocks", "blocks", templates.blocks_page(found, reason, agent, field, since, currency))
 
 
 async def _intents(request: web.Request) -> web.Response:
@@ -191,8 +173,9 @@ async def _intents(request: web.Request) -> web.Response:
 async def _orders(request: web.Request) -> web.Response:
     site, business = request.app[SITE], request["owner"].business_id
     status = _param(request, "status")
-    found = await site.read(lambda conn: pages.orders(conn, business, status))
-    return _page(request, "Orders", "orders", templates.orders_page(found, status))
+    found, currency = await site.read(lambda conn: (pages.orders(conn, business, status),
+                                                    pages.currency(conn, business)))
+    return _page(request, "Orders", "orders", templates.orders_page(found, status, currency))
 
 
 def make_app(site: Site) -> web.Application:
@@ -208,14 +191,14 @@ def make_app(site: Site) -> web.Application:
     return app
 
 
-async def start(ledger: Ledger, owners: list[Owner], listen: str) -> web.AppRunner:
+async def start(ledger: Ledger, auth: Auth, listen: str) -> web.AppRunner:
     """Serve on `listen` in the running loop; `runner.addresses` holds where. The caller
-    awaits `runner.cleanup()`. There is no way in without an owner token."""
+    awaits `runner.cleanup()`. There is no way in without an owner token or a sign-in link."""
     parse_listen(listen)  # a bad address fails before the projections are read
     projector = await asyncio.to_thread(Projector, ledger.store)
-    return await start_site(make_app(Site(ledger, Auth(owners), projector, asyncio.Lock())), listen)
+    return await start_site(make_app(Site(ledger, auth, projector, asyncio.Lock())), listen)
 
 
-async def serve(ledger: Ledger, owners: list[Owner], listen: str, announce=lambda addresses: None) -> None:
+async def serve(ledger: Ledger, auth: Auth, listen: str, announce=lambda addresses: None) -> None:
     """Serve until SIGINT or SIGTERM, then finish the requests in hand and return."""
-    await serve_until_signalled(await start(ledger, owners, listen), announce)
+    await serve_until_signalled(await start(ledger, auth, listen), announce)

@@ -33,6 +33,7 @@ token_env = "LEDGER_OWNER_TOKEN"
 cookie_name = "ledger_session"
 default_name = "owner"
 session_s_max = 12 * 3600  # a working day: then the owner opens the sign-in link again
+sign_in_link_s_max = 3600  # a printed sign-in link works once, within this; then `?token=` or a restart
 # A path a redirect may name: RFC 3986 path characters only (no backslash, no white space or
 # control character a browser would drop or turn into a slash), one leading slash.
 _PATH = re.compile(r"/(?![/\\])[A-Za-z0-9\-._~!$&'()*+,;=:@%/]*")
@@ -86,6 +87,7 @@ class Auth:
         # Compared as digests: equal lengths, so compare_digest's time says nothing of the token.
         self._owners = [(hashlib.sha256(o.token.encode()).digest(), o) for o in owners]
         self._csrf_key, self._session_key = os.urandom(32), os.urandom(32)
+        self._links: dict[bytes, tuple[Owner, float]] = {}  # digest of a sign-in link's code -> (owner, until)
         self.now = now
 
     def owner(self, token: str | None) -> Owner | None:
@@ -97,6 +99,19 @@ class Auth:
             if hmac.compare_digest(digest, given):
                 found = owner
         return found
+
+    def sign_in_code(self, owner: Owner) -> str:
+        """A code for a one-time sign-in link (`?token=CODE`): it signs `owner` in once."""
+        code = secrets.token_urlsafe(24)
+        self._links[hashlib.sha256(code.encode()).digest()] = (owner, self.now() + sign_in_link_s_max)
+        return code
+
+    def redeem(self, code: str | None) -> Owner | None:
+        """The owner of a sign-in link's code, which is spent by this (used or expired)."""
+        if not code:
+            return None
+        found = self._links.pop(hashlib.sha256(code.encode("utf-8", "backslashreplace")).digest(), None)
+        return found[0] if found is not None and found[1] > self.now() else None
 
     def session(self, owner: Owner) -> str:
         """A session cookie's value for `owner`, good for `session_s_max` from now."""

@@ -15,8 +15,10 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.engine import Connection
 
+from consumers.web.held import Held, claimed_block, held_order
 from ledger import events as ev
 from ledger.store import Store
+from projections.businesses import currencies
 from projections.escalations import escalations
 from projections.intents import intents
 from projections.read import Filters, rows
@@ -45,6 +47,7 @@ class TurnCommand:
 class Item:
     row: dict[str, Any]               # the escalations row
     commands: list[TurnCommand]       # the turn's commands and what became of them
+    held: Held | None = None          # a credit-limit escalation's order, priced now
 
 
 def escalation(conn: Connection, business: str, escalation_id: str) -> dict[str, Any] | None:
@@ -67,8 +70,27 @@ def fingerprint(queue: list[dict[str, Any]]) -> str:
 
 
 def queue(store: Store, conn: Connection, business: str) -> list[Item]:
-    return [Item(r, turn(store, conn, business, r["conversation_id"], r["turn_id"]))
-            for r in queue_rows(conn, business)]
+    items = [Item(r, turn(store, conn, business, r["conversation_id"], r["turn_id"]))
+             for r in queue_rows(conn, business)]
+    for item in items:
+        if item.row["cause"] == "credit_limit":
+            events = [e for c in item.commands for _, e in c.events]
+            item.held = held_order(conn, business, claimed_block(item.row["escalation_id"], events))
+    return items
+
+
+def held(store: Store, conn: Connection, business: str, escalation_id: str) -> Held | None:
+    """One credit-limit escalation's order, as the queue shows it."""
+    row = conn.execute(select(escalations.c.conversation_id, escalations.c.turn_id, escalations.c.cause).where(
+        escalations.c.business_id == business, escalations.c.escalation_id == escalation_id)).first()
+    if row is None or row.cause != "credit_limit":
+        return None
+    events = [e for c in turn(store, conn, business, row.conversation_id, row.turn_id) for _, e in c.events]
+    return held_order(conn, business, claimed_block(escalation_id, events))
+
+
+def currency(conn: Connection, business: str) -> str | None:
+    return currencies(conn, [business]).get(business)
 
 
 def turn(store: Store, conn: Connection, business: str, conversation: str | None,

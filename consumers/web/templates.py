@@ -8,38 +8,50 @@ from __future__ import annotations
 from collections import Counter
 from html import escape
 from typing import Any
-from urllib.parse import quote, urlencode
+from urllib.parse import urlencode
 
 import orjson
 
-from consumers.web.pages import Blocks, Item, TurnCommand, event_details
+from consumers.money import AMOUNTS, money
+from consumers.web.pages import Blocks
 
-CAUSES = {"agent": "The agent asked for a person", "credit_limit": "Credit limit exceeded",
-          "auto_promise": "The reply promised a human follow-up"}
 NAV = (("queue", "/", "Queue"), ("blocks", "/blocks", "Blocks"), ("intents", "/intents", "Intents"),
        ("orders", "/orders", "Orders"))
-queue_poll_ms = 2000
 
 STYLE = """
-body{font:15px/1.45 system-ui,sans-serif;margin:0;color:#1c1c1c;background:#f6f6f4}
-header{display:flex;gap:1.2em;align-items:center;padding:.6em 1.2em;background:#1f3b4d;color:#fff}
+*{box-sizing:border-box}
+body{font:15px/1.45 system-ui,sans-serif;margin:0;color:#1c1c1c;background:#f6f6f4;overflow-wrap:anywhere}
+header{display:flex;flex-wrap:wrap;gap:.3em 1.2em;align-items:center;padding:.6em 1em;background:#1f3b4d;color:#fff}
 header a{color:#cfe3ee;text-decoration:none}header a.on{color:#fff;font-weight:600;border-bottom:2px solid #fff}
-header .who{margin-left:auto;opacity:.85}main{padding:1em 1.2em;max-width:70em}
-h1{font-size:1.3em;margin:.2em 0 .8em}
+header .who{margin-left:auto;opacity:.85;font-size:.9em}main{padding:1em;max-width:70em}
+h1{font-size:1.3em;margin:.2em 0 .8em}h2{font-size:1.1em}
 .notice{background:#fff7d6;border:1px solid #e6d27a;padding:.5em .8em;margin-bottom:1em}
 .item{background:#fff;border:1px solid #ddd;border-left:4px solid #c0392b;padding:.7em 1em;margin-bottom:1em}
 .item.acknowledged{border-left-color:#d68910}.meta{color:#555;font-size:.9em}
 .badge{display:inline-block;padding:0 .5em;border-radius:1em;font-size:.8em;background:#eee}
 .badge.open{background:#fadbd8}.badge.acknowledged{background:#fdebd0}
 .badge.blocked,.badge.rejected,.badge.refused{background:#fadbd8}.badge.accepted{background:#d5f5e3}
+.scroll{max-width:100%;overflow-x:auto}
 table{border-collapse:collapse;width:100%;margin:.4em 0;background:#fff}
 td,th{border-bottom:1px solid #e5e5e5;padding:.25em .5em;text-align:left;vertical-align:top;font-size:.9em}
-th{background:#f0f0ee}code{font-size:.85em}.reply{font-style:italic}
-.actions{display:flex;gap:.5em;margin-top:.5em}.actions form{margin:0}
+th{background:#f0f0ee}code{font-size:.85em}.reply{font-style:italic}td.n,th.n{text-align:right;white-space:nowrap}
+.held{margin:.6em 0}.held .figures{display:flex;flex-wrap:wrap;gap:.3em 1.5em;margin:.3em 0}.over{color:#a93226;font-weight:600}
+.actions{display:flex;flex-wrap:wrap;gap:.5em;margin-top:.6em;align-items:flex-end}.actions form{margin:0}
+.actions form.with{display:flex;flex-wrap:wrap;gap:.4em;align-items:flex-end}
+.actions label{display:flex;flex-direction:column;font-size:.85em}
+input,select,textarea{font:inherit;max-width:100%}input.amount{width:9em}input.note{width:16em}
 button{font:inherit;padding:.3em .9em;border:1px solid #888;border-radius:3px;background:#fff;cursor:pointer}
-button.resolve{border-color:#1e8449}button.dismiss{border-color:#7f8c8d}
+button.approve{background:#1e8449;border-color:#1e8449;color:#fff}
+button.resolve,button.raise{border-color:#1e8449}button.dismiss{border-color:#7f8c8d}
 form.filters{display:flex;gap:.8em;flex-wrap:wrap;align-items:end;margin-bottom:1em}
 form.filters label{display:flex;flex-direction:column;font-size:.85em}.empty{color:#666}table.counts{width:auto}
+@media (max-width:640px){
+ header .who{margin-left:0;width:100%}
+ table.rows tr.head{display:none}table.rows,table.rows tbody,table.rows tr,table.rows td{display:block;width:100%}
+ table.rows tr{border-bottom:1px solid #ddd;padding:.3em 0}table.rows td{border:0;padding:.05em .5em;text-align:left}
+ table.rows td[data-label]::before{content:attr(data-label) ": ";color:#666;font-size:.85em}
+ input.note{width:100%}
+}
 """
 
 
@@ -51,6 +63,29 @@ def compact(value: Any) -> str:
     return value if isinstance(value, str) else orjson.dumps(value).decode()
 
 
+def shown(value: Any, currency: str | None, name: str = "") -> str:
+    """A value as a person reads it, escaped: amounts (by their name) in major units with the
+    currency, objects as `name: value` pairs, lists comma-separated."""
+    if isinstance(value, dict):
+        return "; ".join(f"{e(k)}: {shown(v, currency, k)}" for k, v in value.items())
+    if isinstance(value, list):
+        return ", ".join(shown(v, currency, name) for v in value)
+    if name in AMOUNTS and isinstance(value, int) and not isinstance(value, bool):
+        return e(money(value, currency))
+    return e(compact(value))
+
+
+def table(columns: list[str], rows: list[list[str]], numeric: frozenset[str] = frozenset(), empty: str = "") -> str:
+    """Rows of already escaped cells: columns on a wide screen, one card a row on a phone."""
+    if not rows:
+        return f'<p class="empty">{e(empty)}</p>' if empty else ""
+    cls = lambda c: ' class="n"' if c in numeric else ""  # noqa: E731
+    head = "".join(f"<th{cls(c)}>{e(c)}</th>" for c in columns)
+    body = "".join("<tr>" + "".join(f'<td{cls(c)} data-label="{e(c)}">{v}</td>' for c, v in zip(columns, r))
+                   + "</tr>" for r in rows)
+    return f'<div class="scroll"><table class="rows"><tr class="head">{head}</tr>{body}</table></div>'
+
+
 def layout(title: str, business: str, name: str, active: str, body: str, nonce: str, script: str = "") -> str:
     nav = "".join(f'<a href="{href}"{" class=on" if key == active else ""}>{label}</a>' for key, href, label in NAV)
     return (f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
@@ -60,74 +95,15 @@ def layout(title: str, business: str, name: str, active: str, body: str, nonce: 
             f'<main><h1>{e(title)}</h1>{body}</main>{script}</body></html>')
 
 
-# --- the queue ------------------------------------------------------------------
-
-def queue_page(items: list[Item], notice: str | None, csrf: str, nonce: str, fingerprint: str,
-               new_nonce) -> tuple[str, str]:
-    """(body, script): the items, oldest first, and the poll that reloads when the queue changes."""
-    top = f'<p class="notice" role="status">{e(notice)}</p>' if notice else ""
-    if not items:
-        body = top + '<p class="empty" id="queue-empty">Nothing is waiting for a person.</p>'
-    else:
-        body = top + f'<p class="meta">{len(items)} waiting, oldest first.</p>' + "".join(
-            _item(item, csrf, new_nonce()) for item in items)
-    script = (f'<script nonce="{e(nonce)}">(function(){{var seen="{e(fingerprint)}";'
-              f'setInterval(function(){{fetch("/api/queue",{{credentials:"same-origin",cache:"no-store"}})'
-              f'.then(function(r){{return r.ok?r.json():null}}).then(function(j){{'
-              f'if(j&&j.fingerprint!==seen){{location.replace("/")}}}}).catch(function(){{}})}},{queue_poll_ms})}})();'
-              f'</script>')
-    return body, script
-
-
-def _item(item: Item, csrf: str, form_nonce: str) -> str:
-    r = item.row
-    esc_id, status = r["escalation_id"], r["status"]
-    actions = [("acknowledge", "Acknowledge")] if status == "open" else []
-    actions += [("resolve", "Resolve"), ("dismiss", "Dismiss")]
-    forms = "".join(
-        f'<form method="post" action="/escalations/{e(quote(esc_id, safe=""))}/{action}">'
-        f'<input type="hidden" name="csrf" value="{e(csrf)}"><input type="hidden" name="nonce" value="{e(form_nonce)}">'
-        f'<button type="submit" class="{action}">{label}</button></form>' for action, label in actions)
-    return (f'<article class="item {e(status)}" data-escalation="{e(esc_id)}">'
-            f'<div><span class="badge {e(status)}">{e(status)}</span> <b>{e(CAUSES.get(r["cause"], r["cause"]))}</b>'
-            f'{": " + e(r["reason"]) if r["reason"] and r["cause"] == "agent" else ""}</div>'
-            f'<div class="meta">raised {e(r["raised_at"])} · conversation <code>{e(r["conversation_id"])}</code> '
-            f'turn <code>{e(r["turn_id"])}</code> · <code>{e(esc_id)}</code></div>'
-            f'{_turn(item.commands)}<div class="actions">{forms}</div></article>')
-
-
-def _turn(commands: list[TurnCommand]) -> str:
-    if not commands:
-        return '<p class="empty">No commands in this turn.</p>'
-    lines = []
-    for c in commands:
-        events = "<br>".join(_event(event) for _, event in c.events)
-        lines.append(f'<tr><td><code>{e(c.command_id)}</code><br>{e(c.type)}</td><td>{e(c.agent_id)}</td>'
-                     f'<td><span class="badge {e(c.status)}">{e(c.status)}</span></td><td>{events}</td></tr>')
-    return ('<table class="turn"><tr><th>command</th><th>agent</th><th>outcome</th><th>events</th></tr>'
-            + "".join(lines) + "</table>")
-
-
-def _event(event: Any) -> str:
-    details = event_details(event)
-    if event.type == "ReplyRecorded":
-        return f'ReplyRecorded: <span class="reply">“{e(details.get("reply"))}”</span>'
-    shown = "; ".join(f"{e(k)}: {e(compact(v))}" for k, v in details.items())
-    return f"{e(event.type)}{': ' + shown if shown else ''}"
-
-
 # --- the audit views ------------------------------------------------------------
 
-def _table(columns: list[str], rows: list[dict[str, Any]], empty: str) -> str:
-    if not rows:
-        return f'<p class="empty">{e(empty)}</p>'
-    head = "".join(f"<th>{e(c)}</th>" for c in columns)
-    body = "".join("<tr>" + "".join(f"<td>{_cell(r[c])}</td>" for c in columns) + "</tr>" for r in rows)
-    return f"<table><tr>{head}</tr>{body}</table>"
+def _table(columns: list[str], rows: list[dict[str, Any]], empty: str, currency: str | None = None) -> str:
+    cells = [[_cell(r[c], c, currency) for c in columns] for r in rows]
+    return table(columns, cells, frozenset(columns) & AMOUNTS, empty)
 
 
-def _cell(value: Any) -> str:
-    return "" if value is None or value == [] or value == {} else e(compact(value))
+def _cell(value: Any, name: str, currency: str | None) -> str:
+    return "" if value is None or value == [] or value == {} else shown(value, currency, name)
 
 
 def _field(label: str, name: str, value: str | None, kind: str = "text") -> str:
@@ -139,7 +115,7 @@ BLOCK_COLUMNS = ["position", "command_id", "agent_id", "conversation_id", "turn_
 
 
 def blocks_page(found: Blocks, reason: str | None, agent: str | None, field_name: str | None,
-                since: str | None) -> str:
+                since: str | None, currency: str | None) -> str:
     reasons = sorted(found.counts)
     options = '<option value="">any</option>' + "".join(
         f'<option value="{e(r)}"{" selected" if r == reason else ""}>{e(r)} ({found.counts[r]})</option>'
@@ -151,7 +127,7 @@ def blocks_page(found: Blocks, reason: str | None, agent: str | None, field_name
     counts = _counts(found.counts, agent, field_name, since)
     shown = (f'<p class="meta" id="blocks-matched">{found.matched} matching'
              f'{f", the newest {len(found.rows)} shown" if len(found.rows) < found.matched else ""}.</p>')
-    return form + counts + shown + _table(BLOCK_COLUMNS, found.rows, "No blocked or rejected commands match.")
+    return form + counts + shown + _table(BLOCK_COLUMNS, found.rows, "No blocked or rejected commands match.", currency)
 
 
 def _counts(counts: Counter, agent: str | None, field_name: str | None, since: str | None) -> str:
@@ -174,17 +150,17 @@ def intents_page(conversations: dict[str, list[dict[str, Any]]], conversation: s
     return form + "".join(parts)
 
 
-def orders_page(orders: list[dict[str, Any]], status: str | None) -> str:
+def orders_page(orders: list[dict[str, Any]], status: str | None, currency: str | None) -> str:
     options = '<option value="">any</option>' + "".join(
         f'<option{" selected" if s == status else ""}>{s}</option>' for s in ("open", "partially_paid", "paid"))
     form = (f'<form class="filters" method="get" action="/orders"><label>status<select name="status">{options}'
             f'</select></label><button type="submit">Filter</button></form>')
     totals = {k: sum(o[k] for o in orders) for k in ("total", "paid", "outstanding")}
     summary = (f'<p class="meta" id="orders-totals">{len(orders)} order{"" if len(orders) == 1 else "s"} · '
-               f'total {totals["total"]:,} · '
-               f'paid {totals["paid"]:,} · outstanding {totals["outstanding"]:,} (minor units)</p>')
+               f'total {e(money(totals["total"], currency))} · paid {e(money(totals["paid"], currency))} · '
+               f'outstanding {e(money(totals["outstanding"], currency))}{"" if currency else " (minor units)"}</p>')
     columns = ["order_id", "customer_id", "total", "paid", "outstanding", "status"]
-    return form + summary + _table(columns, orders, "No orders.")
+    return form + summary + _table(columns, orders, "No orders.", currency)
 
 
 def message_page(title: str, text: str) -> str:
