@@ -214,3 +214,15 @@ def test_an_owner_approves_a_blocked_order_with_ledger_admin_apply(ledger, store
     assert [r["status"] for r in audit(store, "escalations")] == ["resolved"]
     assert [(r["order_id"], r["total"]) for r in audit(store, "orders")] == [(approved["order_id"], 90_000)]
     assert types(appended(store, before))[-1] == "CommandBlocked"
+
+
+def test_an_order_too_large_at_todays_prices_blocks_the_approval_and_leaves_it_open():
+    state = given(a_shop(), credit_block([line("rice", 2)]),
+                  [ev.PriceSet(**_ctx("c8"), sku="rice", unit_price=2**53 - 1)])
+
+    events = when(state, approve())
+
+    assert blocked_as(events)[0] == "amount_too_large"
+    for e in events:
+        state.evolve(e)
+    assert state.escalations[ESC] == "open"
