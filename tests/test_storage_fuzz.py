@@ -193,13 +193,13 @@ def the_web_pages_answer(db_url: str, *businesses: str) -> None:
     import aiohttp
 
     from consumers.web.app import start
-    from consumers.web.auth import Owner
+    from consumers.web.auth import Auth, Owner
 
     owners = [Owner(b, f"token-for-{b}-0123456789") for b in businesses]
 
     async def pages() -> list[int]:
         store = Store(db_url)
-        runner = await start(Ledger(store), owners, "127.0.0.1:0")
+        runner = await start(Ledger(store), Auth(owners), "127.0.0.1:0")
         host, port = runner.addresses[0][:2]
         statuses = []
         try:
