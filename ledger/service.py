@@ -26,6 +26,7 @@ from ledger.bulk import no_cyclic_gc
 from ledger.decide import Blocked, Stamp, block, decide, orders_read, refuse, reject
 from ledger.outcome import outcome
 from ledger.payments import PaymentProvider, SandboxProvider
+from ledger.refused import is_refusal, refused_command, refusal_text
 from ledger.retry import first_line, transient
 from ledger.state import BusinessState
 from ledger.store import Claim, IntegrityError, KeptOrder, Store
@@ -175,7 +176,7 @@ class Ledger:
                 if found is None:  # the commands alone write: the caller's statements failed
                     raise
                 at, error = found
-                items[at] = _storage_rejection(items[at], raws[at], error, exc)
+                items[at] = refused_command(items[at], raws[at], error, exc)
                 log.warning("the database refused a command (%s); answered it rejected", first_line(error))
 
     def _attempt(self, items: list[Parsed | NotPermitted | Rejection], extra: Extra | None) -> list[Outcome]:
@@ -348,46 +349,10 @@ class Ledger:
                     raise
                 if isinstance(exc, IntegrityError) and self._raced(appended, claims):
                     continue
-                if isinstance(read_as, Refusal) and read_as.error.startswith(_REFUSED):
+                if isinstance(read_as, Refusal) and is_refusal(read_as.error):
                     raise  # even its refusal, which keeps no field of the body, is refused
                 # Refused by the database for what the body holds: refused malformed, on its own.
-                read_as = Refusal("malformed", excerpt(f"{_kind(exc)}: {first_line(exc)}"), raw)
-
-
-def _storage_rejection(item: Parsed | NotPermitted | Rejection, raw: bytes | str | Oversized, error: Exception,
-                       batch_error: Exception) -> Rejection:
-    """The command the database refused, answered rejected/malformed with the error in one
-    line. Its envelope ids passed the gate and are kept; if even that is refused, the
-    rejection keeps none of them; if that is refused too, the database refuses everything."""
-    text = excerpt(f"{_kind(error)}: {first_line(error)}")
-    if isinstance(item, Rejection) and item.error.startswith(_REFUSED):
-        if item.business_id is None and item.command_id is None:
-            raise batch_error
-        return Rejection(error=text, raw=item.raw)
-    if isinstance(item, Rejection):
-        return dataclasses.replace(item, error=text)
-    head = item.command if isinstance(item, Parsed) else item
-    return Rejection(error=text, raw=excerpt(raw), command_id=head.command_id, type=head.type,
-                     business_id=head.business_id, agent_id=head.agent_id,
-                     conversation_id=head.conversation_id, turn_id=head.turn_id)
-
-
-_REFUSED = ("storage: ", "internal error: ")
-
-
-def _kind(error: Exception) -> str:
-    """"storage" for the database's refusals; anything else is a fault of ours, answered the
-    same way (no input may stop a door) but named as what it is."""
-    import sqlite3
-
-    import psycopg
-    from sqlalchemy.exc import SQLAlchemyError
-
-    from ledger.store import PersistenceError
-    if isinstance(error, (SQLAlchemyError, PersistenceError, psycopg.Error, sqlite3.Error)):
-        return "storage"
-    log.error("deciding a command failed; answered it rejected", exc_info=error)
-    return "internal error"
+                read_as = Refusal("malformed", refusal_text(exc), raw)
 
 
 def _with_claim(item: Parsed | NotPermitted, events: list[ev.Event]) -> list[ev.Event]:

@@ -1,0 +1,54 @@
+"""A command the database refused: answered rejected/malformed on its own (CONTRACT 11,
+storage), in a form the store can hold. Ledger.handle finds it; this says what it becomes."""
+from __future__ import annotations
+
+import dataclasses
+import logging
+
+from commands.parsing import NotPermitted, Oversized, Parsed, Rejection, excerpt
+from ledger.retry import first_line
+
+log = logging.getLogger("ledger")
+
+_PREFIXES = ("storage: ", "internal error: ")
+
+
+def refusal_text(error: Exception) -> str:
+    """The error in one line, cut and cleaned like an excerpt: "storage: ..." for the
+    database's refusals; anything else is a fault of ours, answered the same way (no input
+    may stop a door) but named as what it is, and logged with its stack."""
+    import sqlite3
+
+    import psycopg
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from ledger.store import PersistenceError
+    if isinstance(error, (SQLAlchemyError, PersistenceError, psycopg.Error, sqlite3.Error)):
+        kind = "storage"
+    else:
+        kind = "internal error"
+        log.error("deciding a command failed; answered it rejected", exc_info=error)
+    return excerpt(f"{kind}: {first_line(error)}")
+
+
+def is_refusal(error: str) -> bool:
+    return error.startswith(_PREFIXES)
+
+
+def refused_command(item: Parsed | NotPermitted | Rejection, raw: bytes | str | Oversized, error: Exception,
+                    batch_error: Exception) -> Rejection:
+    """The command the database refused, as a rejection. Its envelope ids passed the gate
+    and are kept; if even that is refused, the rejection keeps none of them; if that is
+    refused too, the database refuses everything: the batch's error is raised."""
+    text = refusal_text(error)
+    if isinstance(item, Rejection) and is_refusal(item.error):
+        if item.business_id is None and item.command_id is None:
+            raise batch_error
+        return Rejection(error=text, raw=item.raw)
+    if isinstance(item, Rejection):
+        return dataclasses.replace(item, error=text)
+    head = item.command if isinstance(item, Parsed) else item
+    assert not isinstance(raw, Oversized)  # an oversized line is a Rejection before it gets here
+    return Rejection(error=text, raw=excerpt(raw), command_id=head.command_id, type=head.type,
+                     business_id=head.business_id, agent_id=head.agent_id,
+                     conversation_id=head.conversation_id, turn_id=head.turn_id)
