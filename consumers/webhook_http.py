@@ -1,4 +1,5 @@
-"""The provider door over HTTP, on aiohttp: `POST /webhooks/payments` and `GET /healthz`.
+"""The provider door over HTTP, on aiohttp: `POST /webhooks/payments`, and `GET /healthz` and
+`GET /metrics` (consumers/ops).
 
 The handler only carries bytes: the raw body and the headers go to `Ledger.handle_webhook`,
 the one verification path (`ledger payments simulate` uses it too). Answers:
@@ -18,10 +19,9 @@ from typing import Any
 
 import orjson
 from aiohttp import web
-from eventsourcing.persistence import PersistenceError
-from sqlalchemy.exc import SQLAlchemyError
 
 from consumers.http_site import is_loopback, parse_listen, serve_until_signalled, start_site, webhook_path
+from consumers.ops import http as ops_http
 from ledger.payments import MissingSecret
 from ledger.service import Ledger
 
@@ -46,20 +46,11 @@ async def _payment(request: web.Request) -> web.Response:
     return _json(outcome, http_status(outcome))
 
 
-async def _healthz(request: web.Request) -> web.Response:
-    try:
-        await asyncio.to_thread(request.app[LEDGER].store.max_position)
-    except (PersistenceError, SQLAlchemyError, OSError) as exc:
-        log.warning("health check: database unavailable: %s", exc)
-        return _json({"status": "unavailable"}, 503)
-    return _json({"status": "ok"})
-
-
 def make_app(ledger: Ledger) -> web.Application:
     app = web.Application(client_max_size=webhook_body_bytes_max)
     app[LEDGER] = ledger
     app.router.add_post(webhook_path, _payment)
-    app.router.add_get("/healthz", _healthz)
+    ops_http.add_routes(app, ledger.store)
     return app
 
 

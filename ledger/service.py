@@ -21,7 +21,7 @@ from sqlalchemy.sql import Executable
 
 from commands.models import Command
 from commands.parsing import NotPermitted, Oversized, Parsed, Rejection, claimed, excerpt, parse
-from ledger import events as ev
+from ledger import events as ev, observe
 from ledger.bulk import no_cyclic_gc
 from ledger.decide import Blocked, Stamp, block, decide, orders_read, refuse, reject
 from ledger.outcome import outcome
@@ -149,10 +149,13 @@ class Ledger:
 
     def handle(self, raws: Sequence[bytes | str | Oversized], door: str, extra: Extra | None = None) -> list[Outcome]:
         """One outcome per raw command, in order, all written in one transaction."""
+        started = time.perf_counter()
         with no_cyclic_gc():
             items = [parse(raw, door) for raw in raws]
             with self._lock:
-                return self._handle(items, extra, raws)
+                outcomes = self._handle(items, extra, raws)
+        observe.decided(door, outcomes, time.perf_counter() - started)
+        return outcomes
 
     def _handle(self, items: list[Parsed | NotPermitted | Rejection], extra: Extra | None,
                 raws: Sequence[bytes | str | Oversized]) -> list[Outcome]:
@@ -317,9 +320,12 @@ class Ledger:
     # --- the provider door ----------------------------------------------------
 
     def handle_webhook(self, body: bytes, headers: Mapping[str, str]) -> Outcome:
+        started = time.perf_counter()
         read_as = read(body, self.provider.verify(body, headers))
         with self._lock:
-            return self._handle_webhook(read_as, body)
+            out = self._handle_webhook(read_as, body)
+        observe.decided("provider", [out], time.perf_counter() - started)
+        return out
 
     def _handle_webhook(self, read_as: Payment | Any, body: bytes) -> Outcome:
         raw = excerpt(body)

@@ -37,6 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         f"{fetch_wait_ms_default}, for a broker that holds it even when records come; "
                         "Apache Kafka answers as soon as one does: give it 100 or more)")
     s.add_argument("--webhook", metavar="HOST:PORT", help="also serve the payment webhook (POST /webhooks/payments)")
+    s.add_argument("--metrics", metavar="HOST:PORT", help="serve GET /healthz and GET /metrics (Prometheus) there")
     s.set_defaults(run=serve)
 
     t = sub.add_parser("submit", help="produce commands to the agent topic, print their outcomes in input order")
@@ -65,11 +66,12 @@ def _topics(args: argparse.Namespace) -> Topics:
 def serve(args: argparse.Namespace) -> int:
     if args.partitions < 1 or args.replication_factor < 1 or args.session_timeout_ms < 1 or args.fetch_wait_ms < 1:
         raise UsageError("--partitions, --replication-factor, --session-timeout-ms and --fetch-wait-ms must be positive")
-    if args.webhook:
+    for option in ("webhook", "metrics"):
         try:
-            parse_listen(args.webhook)
+            if getattr(args, option):
+                parse_listen(getattr(args, option))
         except ValueError as exc:
-            raise UsageError(f"--webhook: {exc}") from exc
+            raise UsageError(f"--{option}: {exc}") from exc
     if not os.environ.get("LEDGER_LOG_LEVEL"):
         log.setLevel(logging.INFO)  # an operator wants to see assignments, retries and progress
     return asyncio.run(_serve(args))
@@ -91,6 +93,8 @@ async def _serve(args: argparse.Namespace) -> int:
     # Loaded once a stop can be heard, and only by the subcommand that uses them.
     from consumers import webhook_http
     from consumers.kafka_consumer import ServeConfig, Server
+    from consumers.ops import http as ops_http
+    from consumers.ops.consumer import ServeConsumer
 
     bootstrap, topics = bootstrap_servers(args.bootstrap_servers), _topics(args)
     ledger = await retrying_async(lambda: asyncio.to_thread(open_ledger, args), stop, "opening the database")
@@ -100,15 +104,19 @@ async def _serve(args: argparse.Namespace) -> int:
                              stop, "creating topics", should_retry=lambda _exc: True)
     if stop.is_set():
         return 0
-    runner = await webhook_http.start(ledger, args.webhook) if args.webhook else None
-    if runner is not None:
-        log.info("payment webhook on http://%s:%s%s", *runner.addresses[0][:2], webhook_http.webhook_path)
+    server = Server(ledger, ServeConfig(bootstrap=bootstrap, group=args.group, topics=topics,
+                                        session_timeout_ms=args.session_timeout_ms, fetch_wait_ms=args.fetch_wait_ms))
+    runners = []
     try:
-        await Server(ledger, ServeConfig(bootstrap=bootstrap, group=args.group, topics=topics,
-                                         session_timeout_ms=args.session_timeout_ms,
-                                         fetch_wait_ms=args.fetch_wait_ms)).run(stop)
+        if args.webhook:
+            runners.append(await webhook_http.start(ledger, args.webhook))
+            log.info("payment webhook on http://%s:%s%s", *runners[-1].addresses[0][:2], webhook_http.webhook_path)
+        if args.metrics:
+            runners.append(await ops_http.start(ledger.store, args.metrics, ServeConsumer(server)))
+            log.info("health and metrics on http://%s:%s/healthz and /metrics", *runners[-1].addresses[0][:2])
+        await server.run(stop)
     finally:
-        if runner is not None:
+        for runner in runners:
             await runner.cleanup()
     return 0
 

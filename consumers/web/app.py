@@ -20,9 +20,10 @@ import orjson
 from aiohttp import web
 from sqlalchemy.engine import Connection
 
+from consumers.http_site import parse_listen, serve_until_signalled, start_site
+from consumers.ops import http as ops_http
 from consumers.web import actions, pages, queue_html, templates
 from consumers.web.auth import Auth, Owner, same_site_path, set_session
-from consumers.http_site import parse_listen, serve_until_signalled, start_site
 from ledger.service import Ledger
 from projections.projector import Projector
 
@@ -68,6 +69,8 @@ def _refuse(status: int, title: str, text: str) -> web.Response:
 @web.middleware
 async def _guard(request: web.Request, handler) -> web.StreamResponse:
     """Sign-in, the `?token=` hand-over to a cookie, and CSRF on every POST."""
+    if request.path in ops_http.PATHS:  # health and metrics say nothing of any business
+        return await handler(request)
     site = request.app[SITE]
     request["nonce"] = secrets.token_urlsafe(12)  # for this response's inline style and script
     if "token" in request.query and request.method in ("GET", "HEAD"):
@@ -188,6 +191,7 @@ def make_app(site: Site) -> web.Application:
     app.router.add_get("/blocks", _blocks)
     app.router.add_get("/intents", _intents)
     app.router.add_get("/orders", _orders)
+    ops_http.add_routes(app, site.ledger.store)
     return app
 
 
