@@ -29,7 +29,7 @@ browser:
 	@test -x /usr/bin/chromium || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) \
 		|| echo "chromium could not be installed: the browser test will be skipped" >&2
 
-# Refresh docs/queue.png and docs/blocks.png from the browser test.
+# Refresh docs/*.png (queue, blocks, approve, phone-*) from the browser test.
 screenshots: $(STAMP) browser
 	LEDGER_SCREENSHOT_DIR=docs $(BIN)/pytest tests/test_web_browser.py
 

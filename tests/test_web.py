@@ -117,6 +117,7 @@ def test_orders_show_paid_and_outstanding_and_intents_go_by_conversation(db_url)
         [(_, orders), (_, intents)] = exchange(base, ("GET", "/orders", bearer(TOKEN_A), None),
                                                ("GET", "/intents?conversation=conv-bisi", bearer(TOKEN_A), None))
 
+    orders = orders.replace("&nbsp;", " ")  # an amount never breaks between currency and figure
     assert re.search(r">NGN 900.00</td><td[^>]*>NGN 300.00</td><td[^>]*>NGN 600.00</td><td[^>]*>partially_paid</td>",
                      orders)
     assert 'id="orders-totals">1 order · total NGN 900.00 · paid NGN 300.00 · outstanding NGN 600.00<' in orders

@@ -3,9 +3,9 @@
 `make test` installs chromium (apt) when it can; without /usr/bin/chromium this file skips.
 Playwright never downloads a browser here: it launches the system one.
 
-Screenshots of the queue and the blocks view are written to $LEDGER_SCREENSHOT_DIR when set
-(`make screenshots` sets it to docs/), else into the test's temporary folder, so an ordinary
-run leaves the tree as it was.
+Screenshots (the queue and the blocks view at 1280 px, every page at 390 px) are written to
+$LEDGER_SCREENSHOT_DIR when set (`make screenshots` sets it to docs/), else into the test's
+temporary folder, so an ordinary run leaves the tree as it was.
 """
 from __future__ import annotations
 
@@ -19,12 +19,15 @@ from ledger.service import Ledger
 from ledger.store import Store
 from tests.given import agent
 from tests.projected import audit
-from tests.web_support import PROMISE, SHOP_A, TOKEN_A, given_two_shops, ledger_web, promise
+from tests.web_support import (PROMISE, SHOP_A, TOKEN_A, given_credit_blocks, given_two_shops, ledger_web,
+                               promise)
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 VIEWPORT = {"width": 1100, "height": 720}
+DESKTOP, PHONE = {"width": 1280, "height": 800}, {"width": 390, "height": 844}
+PAGES = {"queue": "/", "blocks": "/blocks", "intents": "/intents", "orders": "/orders"}
 live_wait_ms = 15_000  # the page polls every 2 s; a new item must show within a few polls
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason=(
@@ -94,3 +97,60 @@ def test_the_blocks_view_filters_by_reason_in_the_browser(browser, tmp_path, sho
         reasons = page.locator("table:not(.counts) tr td:nth-child(8)").all_inner_texts()
         assert reasons == ["unknown_facts", "unknown_facts"]
         page.screenshot(path=str(shots / "blocks.png"))
+
+
+def page_width(page) -> int:
+    return page.evaluate("Math.max(document.documentElement.scrollWidth, document.body.scrollWidth)")
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["1280px", "390px"])
+def test_the_owner_approves_raises_the_limit_and_closes_with_a_note_on_any_screen(browser, tmp_path, shots, viewport):
+    db_url = f"sqlite:///{tmp_path}/web.db"
+    ids = given_credit_blocks(db_url)
+    store = Store(db_url)
+    width = viewport["width"]
+    with ledger_web(db_url) as base:
+        page = browser.new_page(viewport=viewport)
+        page.goto(f"{base}?token={TOKEN_A}")
+        for name, path in PAGES.items():  # every page fits the screen: no sideways scrolling
+            page.goto(base.rstrip("/") + path)
+            assert page_width(page) <= width, f"{name} is {page_width(page)} px wide on a {width} px screen"
+            if width == PHONE["width"]:
+                page.screenshot(path=str(shots / f"phone-{name}.png"), full_page=True)
+        page.goto(base)
+        if width == DESKTOP["width"]:
+            page.screenshot(path=str(shots / "approve.png"))
+
+        # Approve: the order as claimed, at today's prices, against the limit; then one click.
+        item = page.locator(f'[data-escalation="{ids["approve"]}"]')
+        shown = item.inner_text().replace("\xa0", " ")
+        assert "NGN 1,350.00" in shown and "NGN 1,000.00" in shown  # the order's total now, the limit
+        loaded, clicks = time.monotonic(), 0
+        item.get_by_role("button", name="Approve order").click()
+        clicks += 1
+        item.wait_for(state="detached")
+        seconds = time.monotonic() - loaded
+        print(f"\napproving a blocked order at {width} px: {clicks} click, {seconds:.2f} s from page load to placed")
+        assert page.locator("[role=status]").inner_text().startswith(f"Approved {ids['approve']}: order ord-")
+
+        # Raise the limit to what the owner types, and approve.
+        item = page.locator(f'[data-escalation="{ids["raise"]}"]')
+        item.get_by_label("new credit limit").fill("3,000")
+        item.get_by_role("button", name="Raise limit and approve").click()
+        item.wait_for(state="detached")
+
+        # Close with a note: no order, the note in the log.
+        item = page.locator(f'[data-escalation="{ids["close"]}"]')
+        item.get_by_label("note").fill("Called Dayo: pays first, then we deliver")
+        item.get_by_role("button", name="Close with a note").click()
+        item.wait_for(state="detached")
+        assert page_width(page) <= width
+
+    log = [e for _, e in store.notifications(types=["OrderPlaced", "CreditLimitSet", "EscalationClosed"])
+           if e.agent_id == "ada"]
+    assert [(e.type, getattr(e, "escalation_id", None)) for e in log] == [
+        ("OrderPlaced", None), ("EscalationClosed", ids["approve"]),
+        ("CreditLimitSet", None), ("OrderPlaced", None), ("EscalationClosed", ids["raise"]),
+        ("EscalationClosed", ids["close"])]
+    assert log[2].credit_limit == 300_000 and log[5].note == "Called Dayo: pays first, then we deliver"
+    assert [r["status"] for r in audit(store, "escalations", business=SHOP_A)][-3:] == ["resolved"] * 3

@@ -24,7 +24,7 @@ def test_a_credit_block_shows_the_order_priced_now_against_exposure_and_limit(db
     with ledger_web(db_url) as base:
         [(_, page)] = exchange(base, ("GET", "/", bearer(TOKEN_A), None))
 
-    item = re.search(rf'data-escalation="{ids["approve"]}".*?</article>', page, re.S).group(0)
+    item = re.search(rf'data-escalation="{ids["approve"]}".*?</article>', page, re.S).group(0).replace("&nbsp;", " ")
     assert "Dayo&#x27;s Canteen" in item and ">3<" in item  # who, and the quantity claimed
     assert "NGN 450.00" in item and 'class="total">NGN 1,350.00<' in item  # the price now, the order's total
     assert "limit <b>NGN 1,000.00</b>" in item and "over by NGN 350.00" in item

@@ -12,7 +12,7 @@ from consumers.money import money
 from consumers.web.actions import ACTIONS
 from consumers.web.held import Held
 from consumers.web.pages import Item, TurnCommand, event_details
-from consumers.web.templates import e, shown, table
+from consumers.web.templates import cash, e, shown, table
 
 CAUSES = {"agent": "The agent asked for a person", "credit_limit": "Credit limit exceeded",
           "auto_promise": "The reply promised a human follow-up"}
@@ -52,13 +52,13 @@ def _item(item: Item, csrf: str, form_nonce: str, currency: str | None) -> str:
 
 def _held(held: Held, currency: str | None) -> str:
     rows = [[f'{e(line.name or "no longer in the catalog")} <code>{e(line.sku)}</code>', e(line.quantity),
-             e(money(line.unit_price, currency)), e(money(line.line_total, currency)),
+             cash(line.unit_price, currency), cash(line.line_total, currency),
              e(line.available)] for line in held.lines]
     over = held.limit_needed - held.credit_limit
-    figures = (f'<div class="figures"><span>order <b class="total">{e(money(held.total, currency))}</b></span>'
-               f'<span>owes <b>{e(money(held.exposure, currency))}</b></span>'
-               f'<span>limit <b>{e(money(held.credit_limit, currency))}</b></span>'
-               + (f'<span class="over">over by {e(money(over, currency))}</span>' if over > 0 else "") + "</div>")
+    figures = (f'<div class="figures"><span>order <b class="total">{cash(held.total, currency)}</b></span>'
+               f'<span>owes <b>{cash(held.exposure, currency)}</b></span>'
+               f'<span>limit <b>{cash(held.credit_limit, currency)}</b></span>'
+               + (f'<span class="over">over by {cash(over, currency)}</span>' if over > 0 else "") + "</div>")
     who = f'{e(held.customer_name or held.customer_id)} <code>{e(held.customer_id)}</code>'
     note = f'<div class="meta">note: {e(held.note)}</div>' if held.note else ""
     return (f'<section class="held"><div>The order as the agent claimed it, for {who}, at today\'s prices:</div>'

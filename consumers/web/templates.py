@@ -20,7 +20,8 @@ NAV = (("queue", "/", "Queue"), ("blocks", "/blocks", "Blocks"), ("intents", "/i
 
 STYLE = """
 *{box-sizing:border-box}
-body{font:15px/1.45 system-ui,sans-serif;margin:0;color:#1c1c1c;background:#f6f6f4;overflow-wrap:anywhere}
+body{font:15px/1.45 system-ui,sans-serif;margin:0;color:#1c1c1c;background:#f6f6f4;overflow-wrap:break-word}
+code{overflow-wrap:anywhere}
 header{display:flex;flex-wrap:wrap;gap:.3em 1.2em;align-items:center;padding:.6em 1em;background:#1f3b4d;color:#fff}
 header a{color:#cfe3ee;text-decoration:none}header a.on{color:#fff;font-weight:600;border-bottom:2px solid #fff}
 header .who{margin-left:auto;opacity:.85;font-size:.9em}main{padding:1em;max-width:70em}
@@ -63,6 +64,11 @@ def compact(value: Any) -> str:
     return value if isinstance(value, str) else orjson.dumps(value).decode()
 
 
+def cash(amount: int | None, currency: str | None) -> str:
+    """An amount for a page: escaped, and never broken between the currency and the figure."""
+    return e(money(amount, currency)).replace(" ", "&nbsp;")
+
+
 def shown(value: Any, currency: str | None, name: str = "") -> str:
     """A value as a person reads it, escaped: amounts (by their name) in major units with the
     currency, objects as `name: value` pairs, lists comma-separated."""
@@ -71,7 +77,7 @@ def shown(value: Any, currency: str | None, name: str = "") -> str:
     if isinstance(value, list):
         return ", ".join(shown(v, currency, name) for v in value)
     if name in AMOUNTS and isinstance(value, int) and not isinstance(value, bool):
-        return e(money(value, currency))
+        return cash(value, currency)
     return e(compact(value))
 
 
@@ -157,8 +163,8 @@ def orders_page(orders: list[dict[str, Any]], status: str | None, currency: str 
             f'</select></label><button type="submit">Filter</button></form>')
     totals = {k: sum(o[k] for o in orders) for k in ("total", "paid", "outstanding")}
     summary = (f'<p class="meta" id="orders-totals">{len(orders)} order{"" if len(orders) == 1 else "s"} · '
-               f'total {e(money(totals["total"], currency))} · paid {e(money(totals["paid"], currency))} · '
-               f'outstanding {e(money(totals["outstanding"], currency))}{"" if currency else " (minor units)"}</p>')
+               f'total {cash(totals["total"], currency)} · paid {cash(totals["paid"], currency)} · '
+               f'outstanding {cash(totals["outstanding"], currency)}{"" if currency else " (minor units)"}</p>')
     columns = ["order_id", "customer_id", "total", "paid", "outstanding", "status"]
     return form + summary + _table(columns, orders, "No orders.", currency)
 
