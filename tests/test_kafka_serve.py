@@ -190,3 +190,25 @@ def test_serve_takes_the_payment_webhook_and_relays_its_events(kafka_bootstrap, 
     assert (status, outcome["status"], outcome["amount"]) == (200, "accepted", 220)
     [event] = [orjson.loads(r.value) for r in paid if orjson.loads(r.value)["type"] == "PaymentReceived"]
     assert (event["command_id"], event["amount"]) == ("provider:pay-1", 220)
+
+
+@pytest.mark.postgres
+def test_an_approval_goes_out_on_ledger_escalations_with_the_order_it_placed(kafka_bootstrap, kafka_db, tmp_path):
+    topics = new_topics(kafka_bootstrap)
+    shop = [b.raw(b.product("rice", 45000, 10)), b.raw(b.customer("cust-1", 50_000))]
+
+    with Serve(kafka_bootstrap, kafka_db, topics, "ledger-approve", tmp_path) as serve:
+        assert submit(kafka_bootstrap, topics, shop, admin=True)[0] == 0
+        _, [blocked], err = submit(kafka_bootstrap, topics, [b.raw(b.order("cust-1", [b.line("rice", 2)]))])
+        approve = {**b.command("ApproveOrder", {"escalation_id": b.known(blocked["escalation_id"], "web")}),
+                   "agent_id": "ada"}
+        _, [approved], _ = submit(kafka_bootstrap, topics, [b.raw(approve)], admin=True)
+        records = read_topic(kafka_bootstrap, topics.escalations, until=lambda rs: len(rs) >= 2)
+        assert serve.stop() == 0, serve.output()
+
+    assert blocked["reason"] == "credit_limit_exceeded", err
+    assert (approved["status"], approved["events"]) == ("accepted", ["OrderPlaced", "EscalationClosed"])
+    raised, closed = sorted((orjson.loads(r.value) for r in records), key=lambda row: row["position"])
+    assert (raised["type"], raised["escalation_id"]) == ("EscalationRaised", blocked["escalation_id"])
+    assert (closed["type"], closed["escalation_id"], closed["resolution"], closed["order_id"], closed["agent_id"]) == (
+        "EscalationClosed", blocked["escalation_id"], "resolved", approved["order_id"], "ada")
