@@ -4,10 +4,12 @@
 The handler only carries bytes: the raw body and the headers go to `Ledger.handle_webhook`,
 the one verification path (`ledger payments simulate` uses it too). Answers:
 
-- 200 with the outcome: accepted, a duplicate, and `unknown_reference` (recorded; the
-  delivery was fine, the money matched no link: a person looks, and a retry cannot help,
-  while providers retry every non-2xx answer for days);
-- 401 `bad_signature`; 400 `malformed` (both recorded in the log as `WebhookRefused`);
+- 200 with the outcome: accepted, a duplicate, and the refusals of a well-formed signed
+  body, `unknown_reference`, `provider_event_reused` and `amount_too_large` (recorded;
+  the delivery was fine, the money cannot be booked: a person looks, and a retry cannot
+  help, while providers retry every non-2xx answer for days);
+- 401 `bad_signature` (counted per hour, never in the log: anyone can send one);
+- 400 `malformed` (recorded in the log as `WebhookRefused`);
 - 413 for a body over `webhook_body_bytes_max` (aiohttp refuses it before it is read);
 - 500 when the database fails: nothing was recorded and the provider's retry is wanted.
 """
@@ -54,21 +56,21 @@ def make_app(ledger: Ledger) -> web.Application:
     return app
 
 
-async def start(ledger: Ledger, listen: str) -> web.AppRunner:
+async def start(ledger: Ledger, listen: str, public_secret_ok: bool = False) -> web.AppRunner:
     """Serve the webhook on `listen` in the running loop; the caller awaits `runner.cleanup()`.
 
     `runner.addresses` holds the bound (host, port, ...) tuples. Reachable from other
-    machines only with a secret of our own: the sandbox's default is public, so anyone
-    could sign a payment with it.
+    machines only with a secret of our own (the sandbox's default is public, so anyone
+    could sign a payment with it), unless `public_secret_ok` (`ledger webhook --sandbox`).
     """
     host, _ = parse_listen(listen)
-    if not is_loopback(host) and getattr(ledger.provider, "uses_default_secret", False):
+    if not public_secret_ok and not is_loopback(host) and getattr(ledger.provider, "uses_default_secret", False):
         raise MissingSecret(f"LEDGER_PAYMENT_SECRET is not set: refusing to take {ledger.provider.name} "
                             f"webhooks on {listen} signed with the public default secret "
                             "(set it, or listen on 127.0.0.1)")
     return await start_site(make_app(ledger), listen)
 
 
-async def serve(ledger: Ledger, listen: str, announce=lambda addresses: None) -> None:
+async def serve(ledger: Ledger, listen: str, announce=lambda addresses: None, public_secret_ok: bool = False) -> None:
     """Serve until SIGINT or SIGTERM, then finish the requests in hand and return."""
-    await serve_until_signalled(await start(ledger, listen), announce)
+    await serve_until_signalled(await start(ledger, listen, public_secret_ok), announce)

@@ -199,7 +199,7 @@ class PaymentReceived(Event):
 class WebhookRefused(Event):
     """A provider call that changed nothing, kept so auditors can see it."""
     provider_event_id: str | None
-    reason: str  # bad_signature, malformed, unknown_reference
+    reason: str  # malformed, unknown_reference, provider_event_reused, amount_too_large (older logs: bad_signature)
     error: str
     raw: str
 

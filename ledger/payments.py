@@ -14,6 +14,7 @@ from typing import Mapping, Protocol
 import orjson
 
 signature_header = "X-Ledger-Signature"
+secret_env = "LEDGER_PAYMENT_SECRET"
 sandbox_secret_default = "sandbox-secret"
 
 
@@ -59,7 +60,7 @@ class SandboxProvider:
     name = "sandbox"
 
     def __init__(self, secret: str | None = None, base_url: str = "https://pay.sandbox.invalid/l"):
-        configured = secret or os.environ.get("LEDGER_PAYMENT_SECRET")
+        configured = secret or os.environ.get(secret_env)
         # The default is public: fine for a local sandbox, never for a reachable endpoint.
         self.uses_default_secret = not configured
         self.secret = (configured or sandbox_secret_default).encode()

@@ -22,6 +22,7 @@ from sqlalchemy.sql import Executable
 from commands.models import Command
 from commands.parsing import NotPermitted, Oversized, Parsed, Rejection, claimed, excerpt, parse
 from ledger import events as ev, observe
+from ledger import unsigned_webhooks
 from ledger.bulk import no_cyclic_gc
 from ledger.decide import Blocked, Stamp, block, decide, orders_read, refuse, reject
 from ledger.outcome import outcome
@@ -321,13 +322,17 @@ class Ledger:
 
     def handle_webhook(self, body: bytes, headers: Mapping[str, str]) -> Outcome:
         started = time.perf_counter()
-        read_as = read(body, self.provider.verify(body, headers))
-        with self._lock:
-            out = self._handle_webhook(read_as, body)
+        if not self.provider.verify(body, headers):
+            unsigned_webhooks.count(self.store, self.now())  # counted for the owner, never in the log
+            out = unsigned_outcome()
+        else:
+            read_as = read(body)
+            with self._lock:
+                out = self._handle_webhook(read_as, body)
         observe.decided("provider", [out], time.perf_counter() - started)
         return out
 
-    def _handle_webhook(self, read_as: Payment | Any, body: bytes) -> Outcome:
+    def _handle_webhook(self, read_as: Payment | Refusal, body: bytes) -> Outcome:
         raw = excerpt(body)
         while True:
             stamp = self.stamp()
@@ -336,15 +341,15 @@ class Ledger:
             if isinstance(read_as, Payment):
                 key = read_as.provider_event_id
                 first = self.store.claims_for("provider", "", [key]).get(key)
-                if first is not None:
+                if first is not None and first.content_hash == _hash(body):
                     return {**ev.loads(first.outcome), "duplicate": True}
                 self._recall(read_as.business_id, reference=read_as.reference)
-                events = decide_payment(self.state(read_as.business_id), read_as, stamp, raw)
+                events = decide_payment(self.state(read_as.business_id), read_as, stamp, raw, reused=first is not None)
             else:
                 events = refusal_events(read_as, stamp)
             out = _payment_outcome(read_as, events)
             self._fold(events, appended)
-            if isinstance(read_as, Payment):
+            if isinstance(read_as, Payment) and first is None:
                 claims.append(Claim("provider", "", read_as.provider_event_id, _hash(body), ev.dumps(out)))
             try:
                 self._written(appended, claims)
@@ -364,6 +369,13 @@ class Ledger:
 def _with_claim(item: Parsed | NotPermitted, events: list[ev.Event]) -> list[ev.Event]:
     """The command as claimed goes on its first event: in the log, in the events' own transaction."""
     return [dataclasses.replace(events[0], claimed=claimed(item)), *events[1:]]
+
+
+def unsigned_outcome() -> Outcome:
+    """A request without a valid signature: refused, and nothing of it recorded (not even its
+    id or business: a stranger wrote them)."""
+    return {"provider_event_id": None, "business_id": None, "status": "refused", "reason": "bad_signature",
+            "duplicate": False, "events": [], "order_id": None, "reference": None, "amount": None, "flags": []}
 
 
 def _payment_outcome(read_as: Any, events: list[ev.Event]) -> Outcome:

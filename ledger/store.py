@@ -70,6 +70,15 @@ links = Table(
 )
 
 
+# Webhook requests without a valid signature, counted per hour (ledger/unsigned_webhooks.py):
+# anyone can send one, so none is written to the log; the owner sees how many came.
+unsigned_webhooks = Table(
+    "ledger_unsigned_webhooks", metadata,
+    Column("hour", String(20), primary_key=True),  # "2026-12-01T15:00:00Z"
+    Column("count", BigInteger, nullable=False),
+)
+
+
 @functools.lru_cache(maxsize=1 << 16)  # a uuid5 (a SHA-1) an event added up to ~2% of a batch
 def stream_id(business_id: str | None) -> uuid.UUID:
     return uuid.uuid5(_STREAMS, business_id or "")

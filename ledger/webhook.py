@@ -1,32 +1,36 @@
-"""Payment webhooks: read the provider's body, then decide what the money changes. Pure.
+"""Payment webhooks: read the provider's verified body, then decide what the money changes. Pure.
 
-Only a verified body gets here as a `Payment`; the amount recorded is the provider's.
+Only a verified body gets here (an unverified one is counted, never recorded:
+ledger/unsigned_webhooks.py); the amount recorded is the provider's. What a refusal
+records is storable on any backend: the provider's id and business only when they are ids
+by the contract's rules (section 11), the raw body only as an excerpt without NUL.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
+from commands.limits import amount_max
+from commands.models import Id, PositiveInt, is_id
 from commands.parsing import excerpt
 from ledger import events as ev
 from ledger.decide import Stamp
 from ledger.state import BusinessState
 
 
-
 class _Data(BaseModel):
     model_config = ConfigDict(extra="ignore", strict=True)  # providers add fields; we read ours
-    reference: Annotated[StrictStr, Field(min_length=1)]
-    amount: Annotated[StrictInt, Field(gt=0)]
-    business_id: Annotated[StrictStr, Field(min_length=1)]
+    reference: Id
+    amount: PositiveInt  # 1..amount_max: what an order's paid can hold
+    business_id: Id
 
 
 class _Body(BaseModel):
     model_config = ConfigDict(extra="ignore", strict=True)
-    id: Annotated[StrictStr, Field(min_length=1, max_length=255)]
+    id: Id
     event: Literal["charge.success"]
     data: _Data
 
@@ -41,7 +45,7 @@ class Payment:
 
 @dataclass(frozen=True)
 class Refusal:
-    reason: str  # bad_signature, malformed, unknown_reference
+    reason: str  # malformed, unknown_reference, provider_event_reused, amount_too_large
     error: str
     raw: str
     provider_event_id: str | None = None
@@ -51,28 +55,30 @@ class Refusal:
 def _peek(body: bytes) -> dict[str, Any] | None:
     try:
         obj = orjson.loads(body)
-    except orjson.JSONDecodeError:
+    except orjson.JSONDecodeError:  # not JSON, lone surrogates, integers past 64 bits
         return None
     return obj if isinstance(obj, dict) else None
 
 
-def read(body: bytes, verified: bool) -> Payment | Refusal:
+def _id_or_none(value: Any) -> str | None:
+    return value if is_id(value) else None
+
+
+def read(body: bytes) -> Payment | Refusal:
+    """A verified body as a `Payment`, or why it is `malformed`."""
     raw = excerpt(body)
-    peek = _peek(body) or {}
-    event_id = peek.get("id") if isinstance(peek.get("id"), str) else None
-    if not verified:
-        # An unsigned body names no business we can trust, so it is filed under none.
-        return Refusal("bad_signature", "signature missing or invalid", raw, event_id)
-    if _peek(body) is None:
-        return Refusal("malformed", "expected a JSON object", raw, event_id)
+    peek = _peek(body)
+    if peek is None:
+        return Refusal("malformed", "expected a JSON object", raw)
+    event_id = _id_or_none(peek.get("id"))
+    data = peek.get("data") if isinstance(peek.get("data"), dict) else {}
     try:
         parsed = _Body.model_validate(peek)
     except ValidationError as exc:
         first = exc.errors(include_url=False)[0]
         where = ".".join(str(p) for p in first["loc"]) or "(root)"
-        data = peek.get("data") if isinstance(peek.get("data"), dict) else {}
-        business = data.get("business_id") if isinstance(data.get("business_id"), str) else None
-        return Refusal("malformed", f"{where}: {first['msg']}", raw, event_id, business or None)
+        return Refusal("malformed", excerpt(f"{where}: {first['msg']}"), raw, event_id,
+                       _id_or_none(data.get("business_id")))
     return Payment(parsed.id, parsed.data.business_id, parsed.data.reference, parsed.data.amount)
 
 
@@ -86,12 +92,22 @@ def _key(provider_event_id: str | None) -> str | None:
     return None if provider_event_id is None else f"provider:{provider_event_id}"
 
 
-def decide_payment(state: BusinessState, payment: Payment, stamp: Stamp, raw: str) -> list[ev.Event]:
+def decide_payment(state: BusinessState, payment: Payment, stamp: Stamp, raw: str,
+                   reused: bool = False) -> list[ev.Event]:
+    """`reused`: the provider's event id was already taken by another body."""
+    def refused(reason: str, error: str) -> list[ev.Event]:
+        return refusal_events(Refusal(reason, error, raw, payment.provider_event_id, payment.business_id), stamp)
+
+    if reused:
+        return refused("provider_event_reused", "this provider event id came before with another body")
     order_id = state.link_orders.get(payment.reference)
     if order_id is None:
-        return refusal_events(Refusal("unknown_reference", f"no link {payment.reference!r} in this business",
-                                      raw, payment.provider_event_id, payment.business_id), stamp)
+        return refused("unknown_reference", f"no link {payment.reference!r} in this business")
     order = state.orders[order_id]
+    if order.paid + payment.amount > amount_max:
+        # Nothing to retry and nothing a person can book: the order's paid would leave the
+        # range every stored sum keeps (CONTRACT 11). Recorded, so a person sees it.
+        return refused("amount_too_large", f"the order's paid would pass {amount_max}")
     flags = []
     if order.live_link is None or order.live_link.reference != payment.reference:
         flags.append("voided_link")  # still money received: recorded against its order

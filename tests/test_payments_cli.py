@@ -1,14 +1,16 @@
 """`ledger payments simulate` and `ledger webhook` as a user runs them: subprocesses on a SQLite file."""
+import os
 import signal
 import subprocess
 import sys
+import urllib.error
 import urllib.request
 from pathlib import Path
 
 import orjson
 import pytest
 
-from ledger.payments import SandboxProvider
+from ledger.payments import SandboxProvider, sandbox_secret_default
 from ledger.service import Ledger
 from ledger.store import Store
 from tests.given import an_order_with_a_link
@@ -85,14 +87,15 @@ def test_simulate_with_an_amount_that_is_not_an_integer_is_a_usage_error(shop):
 def test_ledger_webhook_serves_until_sigterm(shop):
     url, order_id, reference = shop
     server = subprocess.Popen([LEDGER, "webhook", "--db", url, "--listen", "127.0.0.1:0"],
-                              stderr=subprocess.PIPE, stdout=subprocess.PIPE)
+                              stderr=subprocess.PIPE, stdout=subprocess.PIPE,
+                              env={**os.environ, "LEDGER_PAYMENT_SECRET": "our-own-secret"})
     try:
         announced = server.stderr.readline().decode()
         endpoint = announced.rsplit(" ", 1)[-1].strip()
         assert endpoint.startswith("http://127.0.0.1:")
         with urllib.request.urlopen(endpoint.replace("/webhooks/payments", "/healthz"), timeout=30) as r:
             assert (r.status, orjson.loads(r.read())) == (200, {"status": "ok"})
-        body, headers = SandboxProvider().charge(event_id="evt-1", business_id="shop-1",
+        body, headers = SandboxProvider("our-own-secret").charge(event_id="evt-1", business_id="shop-1",
                                                  reference=reference, amount=90000)
         with urllib.request.urlopen(urllib.request.Request(endpoint, body, headers), timeout=30) as r:
             assert (r.status, orjson.loads(r.read())["events"]) == (200, ["PaymentReceived"])
@@ -100,3 +103,53 @@ def test_ledger_webhook_serves_until_sigterm(shop):
         server.send_signal(signal.SIGTERM)
         assert server.wait(timeout=60) == 0
     assert outstanding(url, order_id) == 0
+
+
+def without_secret() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k != "LEDGER_PAYMENT_SECRET"}
+
+
+def test_ledger_webhook_refuses_to_start_without_a_secret_unless_sandbox(shop):
+    url, _, _ = shop
+
+    done = subprocess.run([LEDGER, "webhook", "--db", url, "--listen", "127.0.0.1:0"], capture_output=True,
+                          timeout=120, env=without_secret())
+
+    assert (done.returncode, done.stdout) == (2, b"")
+    assert b"LEDGER_PAYMENT_SECRET" in done.stderr and b"--sandbox" in done.stderr
+
+
+def post(endpoint: str, body: bytes, headers: dict) -> int:
+    try:
+        with urllib.request.urlopen(urllib.request.Request(endpoint, body, headers), timeout=30) as r:
+            return r.status
+    except urllib.error.HTTPError as exc:
+        return exc.code
+
+
+@pytest.mark.parametrize("secret", [None, "our-own-secret"])
+def test_simulate_and_a_webhook_started_with_the_same_settings_agree(shop, secret):
+    """No secret: the webhook needs --sandbox and both use the sandbox's public one; with
+    LEDGER_PAYMENT_SECRET both use it, and a body signed with the public one is refused."""
+    url, order_id, reference = shop
+    env = {**without_secret(), **({"LEDGER_PAYMENT_SECRET": secret} if secret else {})}
+    server = subprocess.Popen([LEDGER, "webhook", "--sandbox", "--db", url, "--listen", "127.0.0.1:0"],
+                              stderr=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+    try:
+        said = [server.stderr.readline().decode() for _ in range(1 if secret else 2)]
+        endpoint = said[-1].rsplit(" ", 1)[-1].strip()
+        assert ("public secret" in said[0]) is (secret is None)
+        simulated = SandboxProvider(secret or sandbox_secret_default).charge(event_id="evt-1", business_id="shop-1", reference=reference,
+                                                   amount=1000)
+        public = SandboxProvider(sandbox_secret_default).charge(event_id="evt-2", business_id="shop-1",
+                                                          reference=reference, amount=1000)
+
+        statuses = [post(endpoint, *simulated), post(endpoint, *public)]
+    finally:
+        server.send_signal(signal.SIGTERM)
+        assert server.wait(timeout=60) == 0
+    assert statuses == ([200, 200] if secret is None else [200, 401])
+    done = subprocess.run([LEDGER, "payments", "simulate", "--db", url, "--reference", reference, "--amount", "500"],
+                          capture_output=True, timeout=120, env=env)
+    assert orjson.loads(done.stdout)["status"] == "accepted"
+    assert outstanding(url, order_id) == 90000 - (2500 if secret is None else 1500)

@@ -25,13 +25,31 @@ def signed(provider, raw):
     return raw, {signature_header: provider.sign(raw)}
 
 
+# Each case: (provider, reference) -> (raw body, headers).
+UNSIGNED = {
+    "signed with another secret": lambda p, ref: signed(SandboxProvider("not-the-secret"), body(ref)),
+    "body altered after signing": lambda p, ref: (body(ref, 1), signed(p, body(ref))[1]),
+    "signature header missing": lambda p, ref: (body(ref), {}),
+    "signature in another header": lambda p, ref: (body(ref), {"x-paystack-signature": p.sign(body(ref))}),
+    "signature not ascii": lambda p, ref: (body(ref), {signature_header: "é" * 128}),
+}
+
+
+@pytest.mark.parametrize("case", list(UNSIGNED))
+def test_an_unsigned_webhook_is_refused_and_not_written_to_the_log(ledger, store, case):
+    _, link = an_order_with_a_link(ledger)
+    before, balances_before = store.max_position(), balances(store)
+
+    out = ledger.handle_webhook(*UNSIGNED[case](ledger.provider, link["reference"]))
+
+    assert (out["status"], out["reason"], out["duplicate"], out["events"]) == ("refused", "bad_signature", False, [])
+    assert (out["provider_event_id"], out["business_id"]) == (None, None)  # nothing a stranger wrote comes back
+    assert store.max_position() == before
+    assert balances(store) == balances_before
+
+
 # Each case: (provider, reference) -> (raw body, headers), and the refusal it must get.
 REFUSED = {
-    "signed with another secret": (lambda p, ref: signed(SandboxProvider("not-the-secret"), body(ref)), "bad_signature"),
-    "body altered after signing": (lambda p, ref: (body(ref, 1), signed(p, body(ref))[1]), "bad_signature"),
-    "signature header missing": (lambda p, ref: (body(ref), {}), "bad_signature"),
-    "signature in another header": (lambda p, ref: (body(ref), {"x-paystack-signature": p.sign(body(ref))}), "bad_signature"),
-    "signature not ascii": (lambda p, ref: (body(ref), {signature_header: "é" * 128}), "bad_signature"),
     "unknown reference": (lambda p, ref: signed(p, body("lnk-nope")), "unknown_reference"),
     "reference of another business": (lambda p, ref: signed(p, body(ref, business="shop-2")), "unknown_reference"),
     "amount as a float": (lambda p, ref: signed(p, body(ref, 90000.0)), "malformed"),
@@ -77,10 +95,12 @@ def test_a_redelivered_event_is_a_duplicate_and_records_nothing_new(ledger, stor
 def test_a_forged_delivery_does_not_use_up_the_real_event_id(ledger, store):
     order_id, link = an_order_with_a_link(ledger)
     forged = ledger.handle_webhook(body(link["reference"], 90000, event_id="evt-9"), {signature_header: "0" * 128})
+    malformed = ledger.handle_webhook(*signed(ledger.provider, body(link["reference"], 90000.0, event_id="evt-9")))
 
     real = pay(ledger, link["reference"], 90000, event_id="evt-9")
 
-    assert (forged["reason"], real["status"], real["duplicate"]) == ("bad_signature", "accepted", False)
+    assert (forged["reason"], malformed["reason"]) == ("bad_signature", "malformed")
+    assert (real["status"], real["duplicate"]) == ("accepted", False)
     assert balances(store)[0][order_id].outstanding == 0
 
 

@@ -52,11 +52,11 @@ def test_a_rejected_command_is_a_row_with_its_error(ledger, store):
 
 def test_a_refused_webhook_is_a_row_of_type_payment_webhook(ledger, store):
     body = b'{"id": "evt-1", "event": "charge.success", "data": {}}'
-    ledger.handle_webhook(body, {"X-Ledger-Signature": "forged"})
+    ledger.handle_webhook(body, {"X-Ledger-Signature": ledger.provider.sign(body)})
 
     row = one_row(store, "blocks")
 
-    assert (row["type"], row["status"], row["reason"]) == ("PaymentWebhook", "refused", "bad_signature")
+    assert (row["type"], row["status"], row["reason"]) == ("PaymentWebhook", "refused", "malformed")
     assert row["details"]["provider_event_id"] == "evt-1"
 
 

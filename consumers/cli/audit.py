@@ -19,7 +19,8 @@ follow_interval_ms_default = 500
 
 def register(sub: argparse._SubParsersAction) -> None:
     a = sub.add_parser("audit", help="projections, one row a line (catches them up first); or one command")
-    a.add_argument("view", choices=[*COLUMNS, "command"])
+    a.add_argument("view", choices=[*COLUMNS, "command", "webhooks"],
+                   help="webhooks: unsigned webhook requests counted per hour (never in the log)")
     a.add_argument("command_id", nargs="?", metavar="COMMAND_ID",
                    help="command: the decided command's id (as claimed, its outcome and its events)")
     a.add_argument("--business")
@@ -56,6 +57,8 @@ def audit(args: argparse.Namespace) -> int:
         return audit_command(args)
     if args.command_id is not None:
         raise UsageError(f"audit {args.view} takes no COMMAND_ID")
+    if args.view == "webhooks":
+        return _unsigned_webhooks(open_store(args, create=False), args)
     filters = Filters(business=args.business, reason=args.reason, agent=args.agent, field=args.field,
                       status=args.status, since=args.since)
     try:
@@ -76,6 +79,24 @@ def audit(args: argparse.Namespace) -> int:
         else:
             for row in found:
                 emit(row, out)
+    return 0
+
+
+def _unsigned_webhooks(store, args: argparse.Namespace) -> int:
+    """Not a projection of the log: those requests are counted, never recorded."""
+    from ledger.unsigned_webhooks import hours
+
+    given = [f"--{n.replace('_', '-')}" for n in ("business", "reason", "agent", "field", "status", "since")
+             if getattr(args, n) is not None]
+    if given:
+        raise UsageError(f"{', '.join(given)} does not apply to webhooks (unsigned requests name no business)")
+    with store.engine.connect() as conn:
+        found = hours(conn)
+    if args.table:
+        print_table(found, ["hour", "count"])
+    else:
+        for row in found:
+            emit(row)
     return 0
 
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from consumers.cli.common import UsageError, add_db, emit, open_store
 from consumers.http_site import parse_listen, webhook_path
-from ledger.payments import PaymentConfigError, SandboxProvider, provider_from_env
+from ledger.payments import PaymentConfigError, SandboxProvider, provider_from_env, secret_env
 
 if TYPE_CHECKING:
     from ledger.store import Store
@@ -37,6 +37,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     w = sub.add_parser("webhook", help=f"serve POST {webhook_path} alone, until SIGINT or SIGTERM")
     w.add_argument("--listen", default=default_listen, type=_listen, metavar="HOST:PORT",
                    help=f"default {default_listen}")
+    w.add_argument("--sandbox", action="store_true",
+                   help=f"without {secret_env}: verify with the sandbox's public secret (for trials: anyone can "
+                        "sign a payment with it)")
     add_db(w)
     w.set_defaults(run=webhook)
 
@@ -83,7 +86,15 @@ def webhook(args: argparse.Namespace) -> int:
     from consumers.webhook_http import serve  # aiohttp, which builds its SSL contexts at import
     from ledger.service import Ledger
 
-    ledger = Ledger(open_store(args), _provider())
+    provider = _provider()
+    public_secret = getattr(provider, "uses_default_secret", False)
+    if public_secret and not args.sandbox:
+        raise UsageError(f"{secret_env} is not set: refusing to take payments without a secret of your own "
+                         "(give --sandbox to try the sandbox's public secret)")
+    if public_secret:
+        print(f"ledger webhook: --sandbox: verifying with the sandbox's public secret, which anyone can sign "
+              f"with; set {secret_env} before real money", file=sys.stderr, flush=True)
+    ledger = Ledger(open_store(args), provider)
 
     def announce(addresses) -> None:
         for address in addresses:
@@ -92,7 +103,7 @@ def webhook(args: argparse.Namespace) -> int:
             print(f"ledger webhook: listening on http://{host}:{port}{webhook_path}", file=sys.stderr, flush=True)
 
     try:
-        asyncio.run(serve(ledger, args.listen, announce))
+        asyncio.run(serve(ledger, args.listen, announce, public_secret_ok=args.sandbox))
     except PaymentConfigError as exc:
         raise UsageError(str(exc)) from exc
     return 0

@@ -24,6 +24,7 @@ from consumers.http_site import parse_listen, serve_until_signalled, start_site
 from consumers.ops import http as ops_http
 from consumers.web import actions, pages, queue_html, templates
 from consumers.web.auth import Auth, Owner, same_site_path, set_session
+from ledger import unsigned_webhooks
 from ledger.service import Ledger
 from projections.projector import Projector
 
@@ -161,9 +162,11 @@ def _param(request: web.Request, name: str) -> str | None:
 async def _blocks(request: web.Request) -> web.Response:
     site, business = request.app[SITE], request["owner"].business_id
     reason, agent, field, since = (_param(request, n) for n in ("reason", "agent", "field", "since"))
-    found, currency = await site.read(lambda conn: (pages.blocks(conn, business, reason, agent, field, since),
-                                                    pages.currency(conn, business)))
-    return _page(request, "Blocks", "blocks", templates.blocks_page(found, reason, agent, field, since, currency))
+    found, currency, unsigned = await site.read(lambda conn: (
+        pages.blocks(conn, business, reason, agent, field, since), pages.currency(conn, business),
+        unsigned_webhooks.hours(conn)))
+    return _page(request, "Blocks", "blocks", templates.blocks_page(found, reason, agent, field, since, currency)
+                 + templates.unsigned_webhooks(unsigned, unsigned_webhooks.unsigned_webhook_hours_max))
 
 
 async def _intents(request: web.Request) -> web.Response:

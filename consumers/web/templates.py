@@ -136,6 +136,14 @@ def blocks_page(found: Blocks, reason: str | None, agent: str | None, field_name
     return form + counts + shown + _table(BLOCK_COLUMNS, found.rows, "No blocked or rejected commands match.", currency)
 
 
+def unsigned_webhooks(hours: list[dict[str, Any]], hours_max: int) -> str:
+    """The webhook requests without a valid signature: never in the log, only counted."""
+    intro = (f'<h2 id="unsigned-webhooks">Unsigned webhook requests</h2><p class="meta">Answered 401 and not written '
+             f'to the log (anyone can send one); counted per hour, the newest {hours_max} hours kept.</p>')
+    rows = [{"hour": h["hour"], "requests": h["count"]} for h in reversed(hours)]
+    return intro + _table(["hour", "requests"], rows, "None.")
+
+
 def _counts(counts: Counter, agent: str | None, field_name: str | None, since: str | None) -> str:
     if not counts:
         return ""
