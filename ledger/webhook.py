@@ -13,11 +13,10 @@ from typing import Any, Literal
 import orjson
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from commands.limits import amount_max
 from commands.models import Id, PositiveInt, is_id
 from commands.parsing import excerpt
 from ledger import events as ev
-from ledger.decide import Stamp
+from ledger.decide import Stamp, over_amount_max
 from ledger.state import BusinessState
 
 
@@ -104,10 +103,11 @@ def decide_payment(state: BusinessState, payment: Payment, stamp: Stamp, raw: st
     if order_id is None:
         return refused("unknown_reference", f"no link {payment.reference!r} in this business")
     order = state.orders[order_id]
-    if order.paid + payment.amount > amount_max:
+    too_large = over_amount_max("paid", order.paid + payment.amount)
+    if too_large:
         # Nothing to retry and nothing a person can book: the order's paid would leave the
         # range every stored sum keeps (CONTRACT 11). Recorded, so a person sees it.
-        return refused("amount_too_large", f"the order's paid would pass {amount_max}")
+        return refused("amount_too_large", f"the order's {too_large['field']} would pass {too_large['limit']}")
     flags = []
     if order.live_link is None or order.live_link.reference != payment.reference:
         flags.append("voided_link")  # still money received: recorded against its order
