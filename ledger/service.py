@@ -324,7 +324,7 @@ class Ledger:
         started = time.perf_counter()
         if not self.provider.verify(body, headers):
             unsigned_webhooks.count(self.store, self.now())  # counted for the owner, never in the log
-            out = unsigned_outcome()
+            out = unsigned_webhooks.outcome()
         else:
             read_as = read(body)
             with self._lock:
@@ -369,13 +369,6 @@ class Ledger:
 def _with_claim(item: Parsed | NotPermitted, events: list[ev.Event]) -> list[ev.Event]:
     """The command as claimed goes on its first event: in the log, in the events' own transaction."""
     return [dataclasses.replace(events[0], claimed=claimed(item)), *events[1:]]
-
-
-def unsigned_outcome() -> Outcome:
-    """A request without a valid signature: refused, and nothing of it recorded (not even its
-    id or business: a stranger wrote them)."""
-    return {"provider_event_id": None, "business_id": None, "status": "refused", "reason": "bad_signature",
-            "duplicate": False, "events": [], "order_id": None, "reference": None, "amount": None, "flags": []}
 
 
 def _payment_outcome(read_as: Any, events: list[ev.Event]) -> Outcome:

@@ -35,6 +35,13 @@ def count(store: Store, recorded_at: str) -> None:
         conn.execute(_KEEP_NEWEST, {"keep": unsigned_webhook_hours_max})
 
 
+def outcome() -> dict[str, Any]:
+    """The answer to such a request: refused, echoing nothing of it (not even its id or
+    business: a stranger wrote them)."""
+    return {"provider_event_id": None, "business_id": None, "status": "refused", "reason": "bad_signature",
+            "duplicate": False, "events": [], "order_id": None, "reference": None, "amount": None, "flags": []}
+
+
 def hours(conn: Connection) -> list[dict[str, Any]]:
     """`{"hour", "count"}` rows, oldest first; none on a database that never counted one."""
     if not inspect(conn).has_table(unsigned_webhooks.name):
