@@ -29,7 +29,7 @@ async def send(address: tuple, target: str, headers: str = "") -> tuple[int, dic
 def serving(store, talk):
     """Run `ledger web`'s app in this process while `talk(address)` runs; its result."""
     async def run():
-        runner = await start(Ledger(store), [OWNER], "127.0.0.1:0")
+        runner = await start(Ledger(store), Auth([OWNER]), "127.0.0.1:0")
         try:
             return await talk(runner.addresses[0])
         finally:
