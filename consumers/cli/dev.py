@@ -1,0 +1,51 @@
+"""`ledger dev broker`: the Kafka-protocol broker the tests use, on localhost, for trying
+`ledger serve` and `ledger submit` without Docker (see consumers/dev_broker.py)."""
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import time
+
+from consumers.cli.common import UsageError
+from consumers.http_site import parse_listen
+
+default_listen = "127.0.0.1:9092"  # where `ledger serve` and `ledger submit` look by default
+poll_s = 0.2  # how often the foreground checks for a signal or a dead broker
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    dev = sub.add_parser("dev", help="tools for trying the ledger on one machine").add_subparsers(
+        dest="dev_command", required=True)
+    b = dev.add_parser("broker", help=f"run a Kafka-protocol broker in memory (Tansu) on {default_listen} "
+                                      "until SIGINT or SIGTERM; its topics go with it")
+    b.add_argument("--listen", default=default_listen, metavar="HOST:PORT", help=f"default {default_listen}")
+    b.set_defaults(run=broker)
+
+
+def broker(args: argparse.Namespace) -> int:
+    from consumers import dev_broker
+
+    try:
+        host, port = parse_listen(args.listen)
+    except ValueError as exc:
+        raise UsageError(f"--listen: {exc}") from exc
+    stopped = []
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stopped.append(True))
+    try:
+        with dev_broker.running(host, port) as proc:
+            print(f"ledger dev broker: Kafka on {host}:{port} (in memory); stop with Ctrl-C", file=sys.stderr,
+                  flush=True)
+            while not stopped and proc.poll() is None:
+                time.sleep(poll_s)
+            if not stopped:
+                print(f"ledger: operational failure: the broker exited with {proc.returncode}", file=sys.stderr)
+                return 1
+            return 0
+    except dev_broker.BrokerMissing as exc:
+        raise UsageError(str(exc)) from exc
+    except RuntimeError as exc:
+        print(f"ledger: operational failure: {exc}", file=sys.stderr)
+        return 1
+
