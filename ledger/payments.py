@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import os
 from typing import Mapping, Protocol
 
-import orjson
 
 signature_header = "X-Ledger-Signature"
 secret_env = "LEDGER_PAYMENT_SECRET"
@@ -76,9 +76,13 @@ class SandboxProvider:
         return hmac_sha512_matches(self.secret, body, _header(headers, signature_header))
 
     def charge(self, *, event_id: str, business_id: str, reference: str, amount: int) -> tuple[bytes, dict[str, str]]:
-        """The signed `charge.success` webhook the sandbox sends when a link is paid (CONTRACT 7)."""
-        body = orjson.dumps({"id": event_id, "event": "charge.success",
-                             "data": {"reference": reference, "amount": amount, "business_id": business_id}})
+        """The signed `charge.success` webhook the sandbox sends when a link is paid (CONTRACT 7).
+
+        The standard library's encoder: any integer a provider could send (orjson's stops at
+        64 bits), so `ledger payments simulate` can play a hostile one too."""
+        body = json.dumps({"id": event_id, "event": "charge.success",
+                           "data": {"reference": reference, "amount": amount, "business_id": business_id}},
+                          separators=(",", ":"), ensure_ascii=False).encode()
         return body, {signature_header: self.sign(body)}
 
 

@@ -153,3 +153,14 @@ def test_simulate_and_a_webhook_started_with_the_same_settings_agree(shop, secre
                           capture_output=True, timeout=120, env=env)
     assert orjson.loads(done.stdout)["status"] == "accepted"
     assert outstanding(url, order_id) == 90000 - (2500 if secret is None else 1500)
+
+
+@pytest.mark.parametrize("amount", [str(2**53), str(2**63), str(2**64), str(10**30)])
+def test_simulate_sends_an_amount_past_the_limit_and_it_is_refused_malformed(shop, amount):
+    url, order_id, reference = shop
+
+    done = ledger_cli("payments", "simulate", "--db", url, "--reference", reference, "--amount", amount)
+
+    assert done.returncode == 0, done.stderr
+    assert (orjson.loads(done.stdout)["status"], orjson.loads(done.stdout)["reason"]) == ("refused", "malformed")
+    assert outstanding(url, order_id) == 90000
