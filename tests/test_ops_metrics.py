@@ -71,6 +71,7 @@ def test_webhook_counts_each_outcome_by_door_status_and_reason_and_is_healthy(db
     assert sample(found, "ledger_batch_size_count", door="provider") == 2
     assert sample(found, "ledger_batch_seconds_count", door="provider") == 2
     assert sample(found, "ledger_log_position") == 2
+    assert not [name for name, _ in found if name.endswith("_created")]
 
 
 def test_web_answers_health_and_metrics_without_sign_in_and_shows_projection_lag(db_url):

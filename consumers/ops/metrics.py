@@ -12,7 +12,8 @@ import logging
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, ProcessCollector, generate_latest
+from prometheus_client import (CollectorRegistry, Counter, Histogram, ProcessCollector, disable_created_metrics,
+                               generate_latest)
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 from sqlalchemy import func, select
@@ -47,6 +48,7 @@ def _watch(door: str, outcomes: Sequence[Mapping[str, Any]], seconds: float) -> 
 
 def install() -> None:
     """Count what every `Ledger` of this process decides from now on."""
+    disable_created_metrics()  # a `_created` timestamp per series is noise to every scraper but OpenMetrics'
     if _watch not in observe.watchers:
         observe.watchers.append(_watch)
 
