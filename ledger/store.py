@@ -21,6 +21,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError as SQLAlchemyIntegrityError
 from sqlalchemy.sql import Executable
 
+from ledger import chain
 from ledger import events as ev
 from ledger.claims_migration import claims_by_business
 from ledger.state import BusinessState, Link, Order
@@ -112,8 +113,11 @@ class _Recorder(SQLAlchemyApplicationRecorder):
         table = self.events_record_cls.__table__.name
         self._lock_table(conn)  # PostgreSQL: positions become visible in commit order
         if conn.dialect.name == "sqlite":
-            return _insert_sqlite(conn, table, rows)
+            positions = _insert_sqlite(conn, table, rows)
+            chain.extend(conn, positions, rows)
+            return positions
         positions = _insert_postgres(conn, table, rows)
+        chain.extend(conn, positions, rows)
         conn.exec_driver_sql(f"NOTIFY {self.channel_name}")  # as the library does, for its subscribers
         return positions
 
@@ -241,6 +245,7 @@ class Store:
 
     def create_tables(self, *extra: MetaData) -> None:
         self.recorder.create_table()
+        chain.chain_legacy(self.engine, self.recorder.events_record_cls.__table__.name)  # a log written before the chain
         claims_by_business(self.engine, claims)  # a ledger written before claims were per business
         for md in (metadata, *extra):
             md.create_all(self.engine)

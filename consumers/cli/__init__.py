@@ -10,11 +10,11 @@ import argparse
 import os
 import sys
 
-from consumers.cli import audit, demo, dev, doors, fuzz, kafka, logs, lookups, notify, payments, tools, web
+from consumers.cli import audit, demo, dev, doors, fuzz, kafka, logs, lookups, notify, payments, tools, verify, web
 from consumers.cli.common import NoLedger, UsageError
 from ledger.payments import PaymentConfigError
 
-SUBCOMMANDS = [doors, lookups, demo, tools, audit, payments, kafka, fuzz, notify, web, dev]
+SUBCOMMANDS = [doors, lookups, demo, tools, audit, payments, kafka, fuzz, notify, web, dev, verify]
 
 
 def parser() -> argparse.ArgumentParser:

@@ -1,0 +1,180 @@
+"""The tamper-evident log (CONTRACT 12): every stored event chained to the one before.
+
+Each event's link is SHA-256 over the previous link, its position (8 bytes, big-endian),
+its type (2-byte length, then UTF-8) and its stored bytes, kept in `ledger_chain` beside
+the event, in the event's own transaction. The first link's previous link is 32 zero bytes.
+Anyone holding the events can recompute the chain; `verify` does, and names the first
+position where the stored log and its chain part ways. What an editor of the database
+who also rewrites the chain cannot fake is a head kept elsewhere: `verify --since-head`.
+
+A log written before the chain existed is chained whole when a writer first opens it
+(`chain_legacy`), under the events table's lock: from then on every write extends it.
+"""
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import BigInteger, Column, LargeBinary, MetaData, Table, inspect
+from sqlalchemy.engine import Connection, Engine
+
+GENESIS = bytes(32)
+chain_rows_per_page = 5000
+
+metadata = MetaData()
+chain = Table(
+    "ledger_chain", metadata,
+    Column("position", BigInteger, primary_key=True, autoincrement=False),  # the event's
+    Column("hash", LargeBinary, nullable=False),                            # 32 bytes
+)
+
+
+def link(previous: bytes, position: int, topic: str, state: bytes) -> bytes:
+    kind = topic.encode()
+    return hashlib.sha256(b"".join((previous, position.to_bytes(8, "big"), len(kind).to_bytes(2, "big"),
+                                    kind, state))).digest()
+
+
+def links(previous: bytes, rows: Sequence[tuple[int, str, bytes]]) -> list[tuple[int, bytes]]:
+    """(position, link) for each (position, topic, state), in order, from `previous`."""
+    out = []
+    for position, topic, state in rows:
+        previous = link(previous, position, topic, state)
+        out.append((position, previous))
+    return out
+
+
+def head(conn: Connection) -> tuple[int, bytes]:
+    """The last link written: (0, GENESIS) for an empty chain."""
+    row = conn.exec_driver_sql("SELECT position, hash FROM ledger_chain ORDER BY position DESC LIMIT 1").first()
+    return (0, GENESIS) if row is None else (row[0], bytes(row[1]))
+
+
+def extend(conn: Connection, positions: Sequence[int], rows: Sequence[tuple[Any, int, str, bytes]]) -> None:
+    """Chain a batch the caller just appended, in its transaction, while it holds the write
+    lock (SQLite's one writer; the events table's lock on PostgreSQL): the head is stable."""
+    _, previous = head(conn)
+    _write(conn, links(previous, [(p, r[2], r[3]) for p, r in zip(positions, rows)]))
+
+
+def _write(conn: Connection, rows: Sequence[tuple[int, bytes]]) -> None:
+    if conn.dialect.name == "postgresql":
+        from ledger.store import _copy  # PostgreSQL's COPY, as the events themselves
+        _copy(conn, "ledger_chain (position, hash)", rows)
+    else:
+        conn.connection.dbapi_connection.executemany(  # the driver's: no per-row work above it
+            "INSERT INTO ledger_chain (position, hash) VALUES (?, ?)", rows)
+
+
+def chain_legacy(engine: Engine, events_table: str) -> None:
+    """Create the chain table; if the log already holds events and the chain none (a log
+    written before the chain), chain them all now, under the log's write lock."""
+    if inspect(engine).has_table("ledger_chain"):  # every writer opens through here: the usual answer is cheap
+        return
+    with engine.begin() as conn:
+        if conn.dialect.name == "postgresql":
+            conn.exec_driver_sql(f'LOCK TABLE "{events_table}" IN EXCLUSIVE MODE')
+        else:  # SQLite's write lock now, and the DDL below inside this one transaction
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+        metadata.create_all(conn)  # checkfirst: another process may have made it while we waited
+        if conn.exec_driver_sql("SELECT 1 FROM ledger_chain LIMIT 1").first() is not None:
+            return
+        previous, after = GENESIS, 0
+        while page := conn.exec_driver_sql(
+                f'SELECT id, topic, state FROM "{events_table}" WHERE id > {after} ORDER BY id LIMIT {chain_rows_per_page}'
+        ).fetchall():
+            made = links(previous, [(r[0], r[1], bytes(r[2])) for r in page])
+            _write(conn, made)
+            after, previous = made[-1]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    ok: bool
+    events: int
+    position: int             # the head's position (ok), or the first bad one
+    hash: bytes = GENESIS      # the head's link (ok)
+    reason: str = ""
+
+    def report(self) -> dict[str, Any]:
+        if self.ok:
+            return {"events": self.events, "head": self.hash.hex(), "ok": True}
+        return {"ok": False, "first_bad_position": self.position, "reason": self.reason}
+
+
+def verify(event_pages: Iterator[list[tuple[int, str, bytes]]], chain_pages: Iterator[list[tuple[int, bytes]]],
+           anchor: tuple[int, bytes] | None = None) -> Verdict:
+    """Recompute the chain over the stored events and hold it against the stored links, a
+    page of each at a time (constant memory). `anchor`, a (position, link) kept elsewhere,
+    must be on the recomputed chain too."""
+    events = _flat(event_pages)
+    links_ = _flat(chain_pages)
+    previous, count, last = GENESIS, 0, 0
+    if anchor is not None and anchor[0] == 0:
+        if anchor[1] != GENESIS:
+            return Verdict(False, 0, 0, reason="the head given is not this log's: position 0 is the genesis")
+        anchor = None
+    event, stored = next(events, None), next(links_, None)
+    sha256 = hashlib.sha256
+    while event is not None or stored is not None:
+        if stored is None or (event is not None and event[0] < stored[0]):
+            return Verdict(False, count, event[0], reason="event is not in the chain (inserted)")
+        if event is None or stored[0] < event[0]:
+            return Verdict(False, count, stored[0], reason="event in the chain is missing from the log (removed)")
+        position, topic, state = event
+        kind = topic.encode()
+        previous = sha256(b"".join((previous, position.to_bytes(8, "big"), len(kind).to_bytes(2, "big"),
+                                    kind, state))).digest()
+        if previous != stored[1]:
+            return Verdict(False, count, position,
+                           reason="event does not match its link in the chain (altered, or moved from another position)")
+        if anchor is not None and position >= anchor[0]:
+            if position > anchor[0] or previous != anchor[1]:
+                return Verdict(False, count, anchor[0], reason="the log no longer extends the head given: at "
+                               f"{anchor[0]} it has {'another link' if position == anchor[0] else 'no event'}")
+            anchor = None
+        count, last = count + 1, position
+        event, stored = next(events, None), next(links_, None)
+    if anchor is not None:
+        return Verdict(False, count, anchor[0], reason=f"the log ends at {last}, before the head given (removed from its end)")
+    return Verdict(True, count, last, previous)
+
+
+def verify_store(store: Any, anchor: tuple[int, bytes] | None = None) -> Verdict:
+    """`verify` over a store's log as it stands now: up to its last event or link at the start
+    (events committed later, and their links, are for the next run)."""
+    last_event = store.max_position()
+    if not inspect(store.engine).has_table("ledger_chain"):
+        return Verdict(False, 0, min(last_event, 1), reason="the log has no chain yet (written before the chain"
+                       " existed): the next writer to open it chains it")
+    with store.engine.connect() as conn:
+        stop = max(last_event, head(conn)[0])  # a link past the last event: that event was removed
+    return verify(store.rows(1, stop), _stored_links(store.engine, stop), anchor)
+
+
+def _stored_links(engine: Engine, stop: int) -> Iterator[list[tuple[int, bytes]]]:
+    """The chain's (position, link) rows up to `stop`, a page a query on a connection of its own."""
+    mark = "?" if engine.dialect.paramstyle == "qmark" else "%s"
+    sql = (f"SELECT position, hash FROM ledger_chain WHERE position > {mark} AND position <= {mark}"
+           f" ORDER BY position LIMIT {chain_rows_per_page}")
+    after = 0
+    while True:
+        with engine.connect() as conn:
+            dbapi = conn.connection.dbapi_connection
+            cursor = dbapi.cursor(binary=True) if conn.dialect.name == "postgresql" else dbapi.cursor()
+            try:
+                page = cursor.execute(sql, (after, stop)).fetchall()
+            finally:
+                cursor.close()
+        if page:
+            yield page
+        if len(page) < chain_rows_per_page:
+            return
+        after = page[-1][0]
+
+
+def _flat(pages: Iterator[list]) -> Iterator[tuple]:
+    for page in pages:
+        yield from page
