@@ -19,7 +19,7 @@ from itertools import chain, islice
 
 import orjson
 from sqlalchemy import Column, Table, Text, select
-from sqlalchemy.engine import Connection
+from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DBAPIError, IntegrityError, SQLAlchemyError
 from sqlalchemy.schema import CreateTable
 
@@ -68,8 +68,9 @@ class Replayed:
 
 
 class Projector:
-    def __init__(self, store: Store, page_events: int = page_events_max):
-        self.store, self.engine, self.page_events = store, store.engine, page_events
+    def __init__(self, store: Store, page_events: int = page_events_max, engine: Engine | None = None):
+        """`engine`: where the projections live, when not beside the log (`audit --as-of`'s scratch)."""
+        self.store, self.engine, self.page_events = store, engine or store.engine, page_events
         # Between catch-ups: the rows as of a tracked position, so a writer's next batch reads
         # back only rows it has not seen. Used only while the tracked position is still that one.
         self._kept: tuple[int, View] | None = None

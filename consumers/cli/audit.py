@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import signal
 import sys
+import tempfile
 import threading
 
 from consumers.cli.audit_command import audit_command
@@ -31,6 +33,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     a.add_argument("--since", metavar="POSITION|TIME", type=since,
                    help="rows made at or after a log position, or a recorded_at time (ISO 8601, UTC)")
     a.add_argument("--table", action="store_true", help="readable output for people")
+    a.add_argument("--as-of", type=int, metavar="POSITION",
+                   help="the view as it stood right after this log position, folded from the log apart from "
+                        "the live projections (which are left as they are)")
     a.add_argument("--no-catch-up", action="store_true",
                    help="read the projections as they stand (say, as `ledger replay --until` left them)")
     add_db(a)
@@ -51,7 +56,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def audit(args: argparse.Namespace) -> int:
     from projections.businesses import currencies
     from projections.projector import Projector
-    from projections.read import Filters, NotApplicable, check, rows
+    from projections.read import Filters, NotApplicable, check
 
     if args.view == "command":
         return audit_command(args)
@@ -67,19 +72,51 @@ def audit(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from exc
     if args.view == "blocks":
         check_known("--reason", args.reason, BLOCK_REASONS)  # an escalation's reason is free text
+    if args.as_of is not None and args.as_of < 0:
+        raise UsageError("--as-of must be a position (0 or more)")
     store = open_store(args, create=False)
+    if args.as_of is not None:
+        with as_of(store, args.as_of) as engine:
+            _print(engine, args, filters)
+        return 0
     projector = Projector(store)
     if not args.no_catch_up:
         projector.catch_up()
+    _print(store.engine, args, filters)
+    return 0
+
+
+def _print(engine, args: argparse.Namespace, filters) -> None:
+    from projections.read import rows
+
     out = sys.stdout.buffer
-    with store.engine.connect() as conn:
+    with engine.connect() as conn:
         found = rows(conn, args.view, filters)
         if args.table:
             print_table(list(found), list(COLUMNS[args.view]), currencies(conn))
         else:
             for row in found:
                 emit(row, out)
-    return 0
+
+
+@contextlib.contextmanager
+def as_of(store, position: int):
+    """The projections as of `position`, rebuilt from the log into a scratch SQLite file (the
+    replay's own fold, so exactly what `ledger replay --until` would make; memory bounded as
+    the replay's is), thrown away afterwards: the live projections are never touched."""
+    from sqlalchemy import create_engine, event
+
+    from projections.projector import Projector
+
+    with tempfile.TemporaryDirectory(prefix="ledger-as-of-") as folder:
+        engine = create_engine(f"sqlite:///{folder}/as-of.db")
+        # A scratch file: nothing to keep through a crash.
+        event.listen(engine, "connect", lambda dbapi, _: dbapi.execute("PRAGMA synchronous=OFF"))
+        try:
+            Projector(store, engine=engine).replay(position)
+            yield engine
+        finally:
+            engine.dispose()
 
 
 def _unsigned_webhooks(store, args: argparse.Namespace) -> int:
