@@ -11,7 +11,7 @@ from ledger.chain import GENESIS, link
 from ledger.store import Store
 from tests.builders import UNKNOWN, line, order
 from tests.given import a_shop, agent
-from tests.test_cli import jsonl, ledger_run
+from tests.inproc import jsonl, ledger_main
 
 
 def a_log(ledger) -> int:
@@ -23,9 +23,9 @@ def a_log(ledger) -> int:
 
 
 def verify(db_url: str, *argv: str) -> tuple[int, dict]:
-    done = ledger_run("verify", *argv, "--db", db_url)
-    (report,) = jsonl(done.stdout)
-    return done.returncode, report
+    status, out, _ = ledger_main("verify", *argv, "--db", db_url)
+    (report,) = jsonl(out)
+    return status, report
 
 
 def tamper(db_url: str, *statements: tuple[str, dict]) -> None:
@@ -190,7 +190,7 @@ def test_a_log_cut_short_does_not_extend_a_head_kept_before(ledger, db_url):
 
 
 def test_since_head_that_is_not_position_colon_hash_is_a_usage_error(ledger, db_url):
-    assert ledger_run("verify", "--since-head", "12", "--db", db_url).returncode == 2
+    assert ledger_main("verify", "--since-head", "12", "--db", db_url)[0] == 2
 
 
 def test_gaps_in_positions_left_by_rolled_back_writes_still_verify(ledger, db_url):

@@ -4,7 +4,8 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import create_engine, inspect
 
-from tests.test_cli import jsonl, ledger_run
+from tests.inproc import jsonl, ledger_main
+from tests.test_cli import ledger_run
 from tests.given import a_shop
 
 READS = [["events"], ["audit", "blocks"], ["audit", "intents"], ["replay"], ["project"],
@@ -15,11 +16,11 @@ READS = [["events"], ["audit", "blocks"], ["audit", "intents"], ["replay"], ["pr
 def test_a_read_on_a_missing_sqlite_file_is_exit_1_and_creates_no_file(read, tmp_path):
     path = tmp_path / "typo.db"
 
-    done = ledger_run(*read, "--db", f"sqlite:///{path}")
+    status, _, err = ledger_main(*read, "--db", f"sqlite:///{path}")
 
-    assert done.returncode == 1
+    assert status == 1
     assert not path.exists()
-    assert done.stderr.decode().splitlines() == [f"ledger: no ledger at {path}"]
+    assert err.splitlines() == [f"ledger: no ledger at {path}"]
 
 
 def test_a_read_with_no_db_option_in_an_empty_folder_creates_no_ledger_db(tmp_path):
@@ -36,27 +37,27 @@ def test_a_read_on_a_database_without_the_log_creates_no_tables_and_is_exit_1(re
     with engine.begin() as conn:
         conn.exec_driver_sql("CREATE TABLE unrelated (x INTEGER)")  # the database exists, holds no ledger
 
-    done = ledger_run(*read, "--db", db_url)
+    status, _, err = ledger_main(*read, "--db", db_url)
 
-    assert done.returncode == 1
-    assert "no ledger at" in done.stderr.decode()
+    assert status == 1
+    assert "no ledger at" in err
     assert inspect(engine).get_table_names() == ["unrelated"]
     engine.dispose()
 
 
 @pytest.mark.parametrize("since", ["yesterday", "2026-13-01", "12/01/2026", "1.5"])
 def test_a_since_that_is_not_a_position_nor_iso_8601_is_a_usage_error(since, ledger, db_url):
-    done = ledger_run("audit", "blocks", "--since", since, "--db", db_url)
+    status, _, err = ledger_main("audit", "blocks", "--since", since, "--db", db_url)
 
-    assert done.returncode == 2
-    assert "ISO 8601" in done.stderr.decode()
+    assert status == 2
+    assert "ISO 8601" in err
 
 
 @pytest.mark.parametrize("since", ["2026-12-01", "2026-12-01T09:30:00Z", "2026-12-01T10:30:00+01:00", "3"])
 def test_a_since_that_is_a_position_or_iso_8601_is_accepted(since, ledger, db_url):
     a_shop(ledger)
 
-    assert ledger_run("audit", "blocks", "--since", since, "--db", db_url).returncode == 0
+    assert ledger_main("audit", "blocks", "--since", since, "--db", db_url)[0] == 0
 
 
 def test_a_since_time_compares_in_utc_whatever_offset_it_was_given_in(ledger, db_url):
@@ -64,24 +65,24 @@ def test_a_since_time_compares_in_utc_whatever_offset_it_was_given_in(ledger, db
     from tests.given import agent
     a_shop(ledger)
     agent(ledger, order("cust-1", UNKNOWN, command_id="c-1"))
-    recorded = jsonl(ledger_run("audit", "blocks", "--db", db_url).stdout)
+    recorded = jsonl(ledger_main("audit", "blocks", "--db", db_url)[1])
     assert len(recorded) == 1
 
-    future = jsonl(ledger_run("audit", "blocks", "--since", "2999-01-01T01:00:00+01:00", "--db", db_url).stdout)
-    past = jsonl(ledger_run("audit", "blocks", "--since", "2000-01-01T00:00:00-05:00", "--db", db_url).stdout)
+    future = jsonl(ledger_main("audit", "blocks", "--since", "2999-01-01T01:00:00+01:00", "--db", db_url)[1])
+    past = jsonl(ledger_main("audit", "blocks", "--since", "2000-01-01T00:00:00-05:00", "--db", db_url)[1])
 
     assert (future, past) == ([], recorded)
 
 
 def test_a_block_reason_the_contract_does_not_know_is_a_usage_error_listing_the_valid_ones(ledger, db_url):
-    done = ledger_run("audit", "blocks", "--reason", "unknown_fact", "--db", db_url)
+    status, _, err = ledger_main("audit", "blocks", "--reason", "unknown_fact", "--db", db_url)
 
-    assert done.returncode == 2
-    assert "unknown_facts" in done.stderr.decode() and "credit_limit_exceeded" in done.stderr.decode()
+    assert status == 2
+    assert "unknown_facts" in err and "credit_limit_exceeded" in err
 
 
 def test_an_event_type_the_contract_does_not_know_is_a_usage_error_listing_the_valid_ones(ledger, db_url):
-    done = ledger_run("events", "--type", "Bogus", "--db", db_url)
+    status, _, err = ledger_main("events", "--type", "Bogus", "--db", db_url)
 
-    assert done.returncode == 2
-    assert "OrderPlaced" in done.stderr.decode()
+    assert status == 2
+    assert "OrderPlaced" in err
