@@ -64,3 +64,12 @@ def test_as_of_takes_the_views_filters(ledger, db_url):
 
 def test_as_of_a_negative_position_is_a_usage_error(ledger, db_url):
     assert ledger_main("audit", "orders", "--as-of", "-1", "--db", db_url)[0] == 2
+
+
+def test_as_of_table_is_for_people_too(ledger, db_url):
+    an_order_with_a_link(ledger)
+
+    status, out, err = ledger_main("audit", "orders", "--table", "--as-of", "5", "--db", db_url)
+
+    assert status == 0, err
+    assert out.decode().splitlines()[0].split() == ["business_id", "order_id", "customer_id", "total", "paid", "outstanding", "status"]

@@ -54,7 +54,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def audit(args: argparse.Namespace) -> int:
-    from projections.businesses import currencies
     from projections.projector import Projector
     from projections.read import Filters, NotApplicable, check
 
@@ -87,6 +86,7 @@ def audit(args: argparse.Namespace) -> int:
 
 
 def _print(engine, args: argparse.Namespace, filters) -> None:
+    from projections.businesses import currencies
     from projections.read import rows
 
     out = sys.stdout.buffer
