@@ -122,3 +122,22 @@ def test_serve_metrics_count_both_doors_and_show_partitions_lag_and_outbox(backe
     assert {dict(labels)["topic"] for labels in lags} == {topics.commands, topics.admin}
     assert sample(found, "ledger_outbox_depth") is not None
     assert sample(found, "ledger_log_position") == Store(db).max_position()
+
+
+def test_health_is_503_when_the_log_cannot_be_read(db_url):
+    store = Store(db_url)
+    store.create_tables()
+    server = subprocess.Popen([LEDGER, "webhook", "--db", db_url, "--listen", "127.0.0.1:0"],
+                              env={**os.environ, "LEDGER_PAYMENT_SECRET": SECRET},
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        base = origin(_announced(server))
+        with store.engine.begin() as conn:
+            conn.exec_driver_sql("DROP TABLE ledger_events")
+        health = get(base + "healthz")
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=60)
+        store.close()
+
+    assert (health[0], json.loads(health[1])) == (503, {"status": "unavailable", "database": "unavailable"})
