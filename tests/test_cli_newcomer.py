@@ -124,3 +124,14 @@ def test_the_demo_runs_from_any_folder_on_its_shipped_script(tmp_path):
 
     assert done.returncode == 0, done.stderr.decode()
     assert "The conversation" in done.stdout.decode()
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("scheme", ["postgres://", "postgresql://"])
+def test_the_plain_postgresql_schemes_use_the_driver_we_ship(scheme, pg_database):
+    url = scheme + pg_database.split("://", 1)[1]
+
+    done = ledger_run("admin", "apply", "--db", url, stdin=lines_of(product(f"rice-{len(scheme)}", 1, 1)))
+
+    assert done.returncode == 0, done.stderr.decode()
+    assert json.loads(done.stdout)["status"] == "accepted"
