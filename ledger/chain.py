@@ -13,7 +13,9 @@ A log written before the chain existed is chained whole when a writer first open
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Sequence
+from bisect import bisect_right
+from collections.abc import Iterable, Iterator, Sequence
+from operator import itemgetter
 from dataclasses import dataclass
 from typing import Any
 
@@ -104,42 +106,101 @@ class Verdict:
         return {"ok": False, "first_bad_position": self.position, "reason": self.reason}
 
 
-def verify(event_pages: Iterator[list[tuple[int, str, bytes]]], chain_pages: Iterator[list[tuple[int, bytes]]],
+def verify(event_pages: Iterable[list[tuple[int, str, bytes]]], chain_pages: Iterable[list[tuple[int, bytes]]],
            anchor: tuple[int, bytes] | None = None) -> Verdict:
     """Recompute the chain over the stored events and hold it against the stored links, a
     page of each at a time (constant memory). `anchor`, a (position, link) kept elsewhere,
     must be on the recomputed chain too."""
-    events = _flat(event_pages)
-    links_ = _flat(chain_pages)
-    previous, count, last = GENESIS, 0, 0
     if anchor is not None and anchor[0] == 0:
         if anchor[1] != GENESIS:
             return Verdict(False, 0, 0, reason="the head given is not this log's: position 0 is the genesis")
         anchor = None
-    event, stored = next(events, None), next(links_, None)
-    sha256 = hashlib.sha256
-    while event is not None or stored is not None:
-        if stored is None or (event is not None and event[0] < stored[0]):
-            return Verdict(False, count, event[0], reason="event is not in the chain (inserted)")
-        if event is None or stored[0] < event[0]:
-            return Verdict(False, count, stored[0], reason="event in the chain is missing from the log (removed)")
-        position, topic, state = event
+    walk = _Walk(anchor)
+    pending: list[tuple[int, bytes]] = []  # links read, not yet held against their events
+    more_links = iter(chain_pages)
+    for page in event_pages:
+        end = page[-1][0]
+        while not pending or pending[-1][0] < end:
+            more = next(more_links, None)
+            if more is None:
+                break
+            pending += more
+        upto = bisect_right(pending, end, key=_first)
+        bad = walk.page(page, pending[:upto])
+        if bad is not None:
+            return bad
+        del pending[:upto]
+    extra = pending[0] if pending else next(iter(next(more_links, ())), None)
+    if extra is not None:  # a link past the last event
+        return walk.bad(extra[0], "event in the chain is missing from the log (removed)")
+    return walk.done()
+
+
+_first = itemgetter(0)
+
+
+class _Walk:
+    """The chain recomputed so far: the last link, how many events, the last position."""
+
+    def __init__(self, anchor: tuple[int, bytes] | None) -> None:
+        self.previous, self.count, self.last, self.anchor = GENESIS, 0, 0, anchor
+        self.kinds: dict[str, bytes] = {}  # a type's length and bytes, as hashed
+
+    def page(self, events: list[tuple[int, str, bytes]], links_: list[tuple[int, bytes]]) -> Verdict | None:
+        """A page of events against the links up to its last position."""
+        anchor = self.anchor
+        if (len(events) != len(links_) or list(map(_first, events)) != list(map(_first, links_))
+                or (anchor is not None and anchor[0] <= events[-1][0])):
+            return self._merge(events, links_)
+        # The usual page: every event has its link, nothing else to look at. ~1 us an event.
+        previous, kinds, sha256 = self.previous, self.kinds, hashlib.sha256
+        for (position, topic, state), (_, stored) in zip(events, links_):
+            kind = kinds.get(topic) or self._kind(topic)
+            previous = sha256(b"".join((previous, position.to_bytes(8, "big"), kind, state))).digest()
+            if previous != stored:
+                return self.bad(position, _ALTERED)
+        self.previous, self.count, self.last = previous, self.count + len(events), events[-1][0]
+        return None
+
+    def _merge(self, events: list[tuple[int, str, bytes]], links_: list[tuple[int, bytes]]) -> Verdict | None:
+        i = j = 0
+        while i < len(events) or j < len(links_):
+            event = events[i] if i < len(events) else None
+            stored = links_[j] if j < len(links_) else None
+            if stored is None or (event is not None and event[0] < stored[0]):
+                return self.bad(event[0], "event is not in the chain (inserted)")
+            if event is None or stored[0] < event[0]:
+                return self.bad(stored[0], "event in the chain is missing from the log (removed)")
+            position, topic, state = event
+            kind = self.kinds.get(topic) or self._kind(topic)
+            previous = hashlib.sha256(b"".join((self.previous, position.to_bytes(8, "big"), kind, state))).digest()
+            if previous != stored[1]:
+                return self.bad(position, _ALTERED)
+            anchor = self.anchor
+            if anchor is not None and position >= anchor[0]:
+                if position > anchor[0] or previous != anchor[1]:
+                    return self.bad(anchor[0], "the log no longer extends the head given: at "
+                                    f"{anchor[0]} it has {'another link' if position == anchor[0] else 'no event'}")
+                self.anchor = None
+            self.previous, self.count, self.last = previous, self.count + 1, position
+            i, j = i + 1, j + 1
+        return None
+
+    def _kind(self, topic: str) -> bytes:
         kind = topic.encode()
-        previous = sha256(b"".join((previous, position.to_bytes(8, "big"), len(kind).to_bytes(2, "big"),
-                                    kind, state))).digest()
-        if previous != stored[1]:
-            return Verdict(False, count, position,
-                           reason="event does not match its link in the chain (altered, or moved from another position)")
-        if anchor is not None and position >= anchor[0]:
-            if position > anchor[0] or previous != anchor[1]:
-                return Verdict(False, count, anchor[0], reason="the log no longer extends the head given: at "
-                               f"{anchor[0]} it has {'another link' if position == anchor[0] else 'no event'}")
-            anchor = None
-        count, last = count + 1, position
-        event, stored = next(events, None), next(links_, None)
-    if anchor is not None:
-        return Verdict(False, count, anchor[0], reason=f"the log ends at {last}, before the head given (removed from its end)")
-    return Verdict(True, count, last, previous)
+        self.kinds[topic] = len(kind).to_bytes(2, "big") + kind
+        return self.kinds[topic]
+
+    def bad(self, position: int, reason: str) -> Verdict:
+        return Verdict(False, self.count, position, reason=reason)
+
+    def done(self) -> Verdict:
+        if self.anchor is not None:
+            return self.bad(self.anchor[0], f"the log ends at {self.last}, before the head given (removed from its end)")
+        return Verdict(True, self.count, self.last, self.previous)
+
+
+_ALTERED = "event does not match its link in the chain (altered, or moved from another position)"
 
 
 def verify_store(store: Any, anchor: tuple[int, bytes] | None = None) -> Verdict:
@@ -173,8 +234,3 @@ def _stored_links(engine: Engine, stop: int) -> Iterator[list[tuple[int, bytes]]
         if len(page) < chain_rows_per_page:
             return
         after = page[-1][0]
-
-
-def _flat(pages: Iterator[list]) -> Iterator[tuple]:
-    for page in pages:
-        yield from page

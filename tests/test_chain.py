@@ -214,3 +214,41 @@ def test_a_log_written_before_the_chain_is_chained_when_a_writer_opens_it(ledger
     Store(db_url).create_tables()
 
     assert verify(db_url) == (0, {"events": 6, "head": head_before, "ok": True})
+
+
+def pages(rows: list, size: int) -> list[list]:
+    return [rows[i:i + size] for i in range(0, len(rows), size)]
+
+
+def chained(n: int) -> tuple[list, list]:
+    events = [(p, "ReplyRecorded", b'{"n":%d}' % p) for p in range(1, n + 1)]
+    previous, links = GENESIS, []
+    for position, topic, state in events:
+        previous = link(previous, position, topic, state)
+        links.append((position, previous))
+    return events, links
+
+
+@pytest.mark.parametrize("event_page,link_page", [(3, 2), (2, 3), (4, 4), (1, 7)])
+@pytest.mark.parametrize("at", [1, 4, 6, 12])
+def test_verify_finds_each_tampering_at_its_position_whatever_the_pages(event_page, link_page, at):
+    from ledger.chain import verify as verify_pages
+    events, links = chained(12)
+    i = at - 1
+    altered = events[:i] + [(at, "ReplyRecorded", b'{"n":0}')] + events[i + 1:]
+    removed = events[:i] + events[i + 1:]
+    swapped = events[:i - 1] + [(at - 1, *events[i][1:]), (at, *events[i - 1][1:])] + events[i + 1:] if at > 1 else None
+    forged = events + [(13, "ReplyRecorded", b"{}")]
+
+    def first_bad(log: list) -> int | None:
+        verdict = verify_pages(pages(log, event_page), pages(links, link_page))
+        return None if verdict.ok else verdict.position
+
+    assert first_bad(events) is None
+    assert first_bad(altered) == at
+    assert first_bad(removed) == at
+    if swapped:
+        assert first_bad(swapped) == at - 1
+    assert first_bad(forged) == 13
+    assert verify_pages(pages(events, event_page), pages(links, link_page), (at, links[i][1])).ok
+    assert verify_pages(pages(events, event_page), pages(links, link_page), (at, GENESIS)).position == at
