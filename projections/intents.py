@@ -6,6 +6,7 @@ three were readable. Changing `LABELS` or `PRECEDENCE` changes what past turns m
 """
 from __future__ import annotations
 
+import functools
 import itertools
 
 from sqlalchemy import Column, Table, Text
@@ -13,7 +14,7 @@ from sqlalchemy import Column, Table, Text
 from ledger import events as ev
 from projections.rows import Json, Key, View, at, canonical, dispatch, projection_table
 
-INTENT_TABLE_VERSION = 1
+INTENT_TABLE_VERSION = 2  # 2: agent_ids
 
 # The one mapping. (event type, reason) is looked up first, then (event type, None); only
 # blocks have reason-specific entries, so an escalation's free-text reason never matters.
@@ -38,6 +39,7 @@ intents = projection_table(
     Column("turn_id", Text, nullable=False),
     Column("intents", Json, nullable=False),         # every label, sorted alphabetically
     Column("primary_intent", Text, nullable=False),  # the first of them in PRECEDENCE
+    Column("agent_ids", Json, nullable=False),       # every agent whose labelled event is in the turn, sorted
     Column("recorded_at", Text, nullable=False),
 )
 tables = (intents,)
@@ -69,15 +71,23 @@ def _labelled(view: View, position: int, event: ev.Event) -> None:
     if row is None:
         spelled, first = _WITH[None, found]
         view.put(intents, turn, [position, business_id, conversation_id, turn_id, spelled, first,
-                                 event.recorded_at])
+                                 _with_agent("[]", event.agent_id), event.recorded_at])
         return
     spelled, first = _WITH[row[_INTENTS], found]
-    if spelled != row[_INTENTS]:
-        row[_INTENTS], row[_PRIMARY] = spelled, first
+    agents = _with_agent(row[_AGENTS], event.agent_id)
+    if spelled != row[_INTENTS] or agents != row[_AGENTS]:
+        row[_INTENTS], row[_PRIMARY], row[_AGENTS] = spelled, first, agents
         view.put(intents, turn, row)
 
 
-_INTENTS, _PRIMARY = at(intents, "intents"), at(intents, "primary_intent")
+@functools.lru_cache(maxsize=1 << 12)  # a turn has one agent, or a few: the same steps again and again
+def _with_agent(spelled: str, agent_id: str | None) -> str:
+    """The stored spelling of a turn's agents, with `agent_id` among them."""
+    agents = ev.loads(spelled.encode())
+    return spelled if agent_id is None or agent_id in agents else canonical(sorted([*agents, agent_id]))
+
+
+_INTENTS, _PRIMARY, _AGENTS = at(intents, "intents"), at(intents, "primary_intent"), at(intents, "agent_ids")
 # A replay labels a million events with a few dozen sets of labels: every step from a set (by
 # its stored spelling; None for no row yet) and a label to the next set's spelling and primary
 # intent is worked out once, here.

@@ -28,6 +28,7 @@ class Filters:
     reason: str | None = None
     agent: str | None = None
     field: str | None = None
+    conversation: str | None = None
     status: str | None = None
     since: str | None = None  # a position (digits) or a recorded_at lower bound (ISO 8601)
 
@@ -35,35 +36,43 @@ class Filters:
 _TABLES = {"intents": intents, "blocks": blocks, "orders": orders, "escalations": escalations,
            "customers": customers, "stock": stock}
 VIEWS: dict[str, tuple[Table, tuple[str, ...]]] = {name: (_TABLES[name], columns) for name, columns in COLUMNS.items()}
-# Which column each filter reads; a filter on a view without it is a usage error.
-_FILTER_COLUMNS = {"business": "business_id", "reason": "reason", "agent": "agent_id",
-                   "field": "fields", "status": "status"}
+# Which columns each filter may read (the first the view has); a filter on a view with none
+# of them is a usage error. A JSON list column (_LISTS) is matched by membership.
+_FILTER_COLUMNS = {"business": ("business_id",), "reason": ("reason",), "agent": ("agent_id", "agent_ids"),
+                   "field": ("fields",), "status": ("status",), "conversation": ("conversation_id",)}
+_LISTS = {"fields", "agent_ids"}
 
 
 class NotApplicable(ValueError):
     """A filter the view has no column for."""
 
 
-def check(view: str, filters: Filters) -> None:
-    """NotApplicable for a filter the view has no column for: before any database is read."""
-    table = VIEWS[view][0]
-    for name, column in _FILTER_COLUMNS.items():
-        if getattr(filters, name) is not None and column not in table.c:
+def check(view: str, filters: Filters) -> dict[str, str]:
+    """Each filter given, by the column it reads; NotApplicable for a filter the view has no
+    column for: before any database is read."""
+    table, chosen = VIEWS[view][0], {}
+    for name, candidates in _FILTER_COLUMNS.items():
+        if getattr(filters, name) is None:
+            continue
+        found = [c for c in candidates if c in table.c]
+        if not found:
             raise NotApplicable(f"--{name} does not apply to {view}")
+        chosen[name] = found[0]
+    return chosen
 
 
 def rows(conn: Connection, view: str, filters: Filters = Filters()) -> Iterator[dict[str, Any]]:
     """The view's rows in log order (the position of the event that made each), streamed."""
-    check(view, filters)
+    chosen = check(view, filters)
     table, columns = VIEWS[view]
     query = select(*(table.c[c] for c in columns)).order_by(table.c.position)
-    for name, column in _FILTER_COLUMNS.items():
+    members = []  # (column, value): the exact membership tests, on the rows read
+    for name, column in chosen.items():
         value = getattr(filters, name)
-        if value is None:
-            continue
-        if name == "field":
+        if column in _LISTS:
             # A cheap narrowing on the JSON text; the exact membership test is below.
-            query = query.where(type_coerce(table.c.fields, Text).contains(f'"{value}"', autoescape=True))
+            query = query.where(type_coerce(table.c[column], Text).contains(f'"{value}"', autoescape=True))
+            members.append((column, value))
         else:
             query = query.where(table.c[column] == value)
     if filters.since is not None:
@@ -74,5 +83,5 @@ def rows(conn: Connection, view: str, filters: Filters = Filters()) -> Iterator[
             query = query.where(at >= filters.since)
     for values in conn.execute(query.execution_options(yield_per=rows_per_fetch)):
         row = dict(zip(columns, values))
-        if filters.field is None or filters.field in row["fields"]:
+        if all(value in row[column] for column, value in members):
             yield row

@@ -94,7 +94,8 @@ def test_audit_prints_the_contract_columns_as_json_lines(url):
     [placed] = jsonl(runs["orders"].stdout)
     assert list(placed) == ["business_id", "order_id", "customer_id", "total", "paid", "outstanding", "status"]
     assert jsonl(runs["intents"].stdout) == [{"business_id": "shop-1", "conversation_id": "k", "turn_id": "t",
-                                              "intents": ["clarify", "place_order"], "primary_intent": "place_order"}]
+                                              "intents": ["clarify", "place_order"], "primary_intent": "place_order",
+                                              "agent_ids": ["bot"]}]
     assert runs["escalations"].stdout == b""
 
 

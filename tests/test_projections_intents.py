@@ -49,7 +49,7 @@ def test_each_label_alone(ledger, store, label):
     row = the_turn(store)
 
     assert row == {"business_id": "shop-1", "conversation_id": "conv-9", "turn_id": "turn-9",
-                   "intents": [label], "primary_intent": label}
+                   "intents": [label], "primary_intent": label, "agent_ids": ["bot"]}
 
 
 @pytest.mark.parametrize("first,second", list(itertools.combinations(PRECEDENCE, 2)))

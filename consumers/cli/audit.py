@@ -27,7 +27,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="command: the decided command's id (as claimed, its outcome and its events)")
     a.add_argument("--business")
     a.add_argument("--reason", help="blocks, escalations: this reason only")
-    a.add_argument("--agent", help="blocks: this agent only")
+    a.add_argument("--agent", help="blocks: this agent only; intents: the turns this agent acted in")
+    a.add_argument("--conversation", help="intents, blocks, escalations: this conversation only")
     a.add_argument("--field", help="blocks: those naming this fact in `fields`")
     a.add_argument("--status", help="blocks, orders, escalations: this status only")
     a.add_argument("--since", metavar="POSITION|TIME", type=since,
@@ -64,7 +65,7 @@ def audit(args: argparse.Namespace) -> int:
     if args.view == "webhooks":
         return _unsigned_webhooks(open_store(args, create=False), args)
     filters = Filters(business=args.business, reason=args.reason, agent=args.agent, field=args.field,
-                      status=args.status, since=args.since)
+                      status=args.status, since=args.since, conversation=args.conversation)
     try:
         check(args.view, filters)
     except NotApplicable as exc:

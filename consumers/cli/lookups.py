@@ -21,6 +21,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     e.add_argument("--until", type=int, default=None, metavar="POSITION", help="inclusive")
     e.add_argument("--business")
     e.add_argument("--type", action="append", default=[], help="event type; repeat for several")
+    e.add_argument("--agent", help="the events of this agent's commands")
+    e.add_argument("--conversation", help="the events of this conversation")
+    e.add_argument("--command", help="the events this command (or provider event) caused")
     e.add_argument("--table", action="store_true", help="readable output for people: an event's own fields "
                                                          "in the last column")
     add_db(e)
@@ -47,9 +50,11 @@ def events(args: argparse.Namespace) -> int:
     out = sys.stdout.buffer
     # The business filter runs in SQL (that stream's index); the check here only keeps out the
     # events of no business, which share the stream of the empty name.
+    wanted = {k: v for k, v in (("business_id", args.business), ("agent_id", args.agent),
+                                 ("conversation_id", args.conversation), ("command_id", args.command)) if v is not None}
     rows = (log_row(position, event)
             for position, event in store.notifications(max(1, args.start), args.until, args.type, args.business)
-            if args.business is None or event.business_id == args.business)
+            if all(getattr(event, k) == v for k, v in wanted.items()))
     if args.table:
         print_table(map(_table_row, rows), [*TABLE_COLUMNS, "fields"], _currencies(store))
         return 0
