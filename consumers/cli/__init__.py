@@ -10,11 +10,12 @@ import argparse
 import os
 import sys
 
-from consumers.cli import audit, demo, dev, doors, fuzz, kafka, logs, lookups, notify, payments, tools, verify, web
+from consumers.cli import (audit, demo, dev, docs, doors, export, fuzz, kafka, logs, lookups, notify, payments, tools,
+                           verify, web)
 from consumers.cli.common import NoLedger, UsageError
 from ledger.payments import PaymentConfigError
 
-SUBCOMMANDS = [doors, lookups, demo, tools, audit, payments, kafka, fuzz, notify, web, dev, verify]
+SUBCOMMANDS = [doors, lookups, demo, tools, audit, payments, kafka, fuzz, notify, web, dev, verify, export, docs]
 
 
 def parser() -> argparse.ArgumentParser:
