@@ -68,9 +68,11 @@ class Replayed:
 
 
 class Projector:
-    def __init__(self, store: Store, page_events: int = page_events_max, engine: Engine | None = None):
+    def __init__(self, store: Store, page_events: int = page_events_max, engine: Engine | None = None,
+                 rows_kept: int = replay_rows_kept_max):
         """`engine`: where the projections live, when not beside the log (`audit --as-of`'s scratch)."""
         self.store, self.engine, self.page_events = store, engine or store.engine, page_events
+        self.rows_kept = rows_kept  # a replay's working set, in rows (~1 KB each)
         # Between catch-ups: the rows as of a tracked position, so a writer's next batch reads
         # back only rows it has not seen. Used only while the tracked position is still that one.
         self._kept: tuple[int, View] | None = None
@@ -182,7 +184,7 @@ class Projector:
                 applied, last = applied + len(page), page[-1][0]
                 # Kept rows are written once, at the end, unless there are too many to keep;
                 # appended ones every page_events (each write a COPY on PostgreSQL, a round trip).
-                full = view.size() >= replay_rows_kept_max
+                full = view.size() >= self.rows_kept
                 if full or applied - flushed >= self.page_events:
                     view.flush(conn, kept=full)
                     flushed = applied

@@ -17,6 +17,9 @@ from projections.columns import BLOCK_REASONS, COLUMNS
 # that run these subcommands: the parser every subcommand builds stays light.
 
 follow_interval_ms_default = 500
+# --as-of's working set (~1 KB a row): past it, rows are written to the scratch file and read
+# back as needed. A sixth of a replay's: an auditor's look at the past runs beside the ledger.
+as_of_rows_kept_max = 100_000
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -103,8 +106,8 @@ def _print(engine, args: argparse.Namespace, filters) -> None:
 @contextlib.contextmanager
 def as_of(store, position: int):
     """The projections as of `position`, rebuilt from the log into a scratch SQLite file (the
-    replay's own fold, so exactly what `ledger replay --until` would make; memory bounded as
-    the replay's is), thrown away afterwards: the live projections are never touched."""
+    replay's own fold, so exactly what `ledger replay --until` would make; memory bounded by
+    as_of_rows_kept_max), thrown away afterwards: the live projections are never touched."""
     from sqlalchemy import create_engine, event
 
     from projections.projector import Projector
@@ -114,7 +117,7 @@ def as_of(store, position: int):
         # A scratch file: nothing to keep through a crash.
         event.listen(engine, "connect", lambda dbapi, _: dbapi.execute("PRAGMA synchronous=OFF"))
         try:
-            Projector(store, engine=engine).replay(position)
+            Projector(store, engine=engine, rows_kept=as_of_rows_kept_max).replay(position)
             yield engine
         finally:
             engine.dispose()
