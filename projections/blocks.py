@@ -1,5 +1,8 @@
 """Every refusal, one row each: blocked and rejected commands, and refused payment webhooks.
 
+A blocked command's row holds its facts as claimed (from the block's `claimed`); a rejected
+one was never read as a command, and a webhook is none: their `facts` are null.
+
 A refused webhook is not a command, but an auditor looking for "what did we say no to"
 needs it beside them: it is filed as type `PaymentWebhook`, status `refused`, with the
 provider's error in `details`. Rows are keyed by log position, so they are only added.
@@ -28,6 +31,7 @@ blocks = projection_table(
     Column("fields", Json, nullable=False),
     Column("details", Json, nullable=False),
     Column("conflicts", Json, nullable=False),
+    Column("facts", Json),                   # the blocked command's facts as claimed; null if not kept
     Column("recorded_at", Text, nullable=False),
 )
 tables = (blocks,)
@@ -39,7 +43,7 @@ def _row(position: int, e: Any, command_type: str | None, status: str, fields: l
     return [position, e.command_id, e.business_id, e.agent_id, e.conversation_id, e.turn_id,
             command_type, status, e.reason, canonical(fields) if fields else "[]",
             canonical(details) if details else "{}", canonical(conflicts) if conflicts else "{}",
-            e.recorded_at]
+            None if e.claimed is None else canonical(e.claimed["facts"]), e.recorded_at]
 
 
 def _blocked(view: View, position: int, e: ev.CommandBlocked) -> None:

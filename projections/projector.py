@@ -34,7 +34,7 @@ log = logging.getLogger("ledger.projections")
 PROJECTIONS = (intents, blocks, orders, escalations, businesses)
 TABLES: tuple[Table, ...] = tuple(t for p in PROJECTIONS for t in p.tables)
 # What the rows mean. A projector that finds another version stored rebuilds from the log.
-ROWS_VERSION = 2  # 2: proj_businesses (the currency), filled from the log's start
+ROWS_VERSION = 3  # 2: proj_businesses (the currency), filled from the log's start; 3: blocks hold the facts as claimed
 VERSION = f"rows={ROWS_VERSION};intents={intents.INTENT_TABLE_VERSION}"
 tracker_name = "projections"
 page_events_max = 20_000

@@ -18,6 +18,7 @@ from projections.columns import COLUMNS
 from projections.escalations import escalations
 from projections.intents import intents
 from projections.orders import customers, orders, stock
+from projections.rows import canonical
 
 rows_per_fetch = 10_000
 
@@ -31,6 +32,7 @@ class Filters:
     conversation: str | None = None
     status: str | None = None
     since: str | None = None  # a position (digits) or a recorded_at lower bound (ISO 8601)
+    source: str | None = None  # blocks whose claimed facts include one from this source
 
 
 _TABLES = {"intents": intents, "blocks": blocks, "orders": orders, "escalations": escalations,
@@ -39,7 +41,8 @@ VIEWS: dict[str, tuple[Table, tuple[str, ...]]] = {name: (_TABLES[name], columns
 # Which columns each filter may read (the first the view has); a filter on a view with none
 # of them is a usage error. A JSON list column (_LISTS) is matched by membership.
 _FILTER_COLUMNS = {"business": ("business_id",), "reason": ("reason",), "agent": ("agent_id", "agent_ids"),
-                   "field": ("fields",), "status": ("status",), "conversation": ("conversation_id",)}
+                   "field": ("fields",), "status": ("status",), "conversation": ("conversation_id",),
+                   "source": ("facts",)}
 _LISTS = {"fields", "agent_ids"}
 
 
@@ -73,6 +76,8 @@ def rows(conn: Connection, view: str, filters: Filters = Filters()) -> Iterator[
             # A cheap narrowing on the JSON text; the exact membership test is below.
             query = query.where(type_coerce(table.c[column], Text).contains(f'"{value}"', autoescape=True))
             members.append((column, value))
+        elif name == "source":  # narrowed on the canonical JSON text; the exact test is below
+            query = query.where(type_coerce(table.c.facts, Text).contains(f'"source":{canonical(value)}', autoescape=True))
         else:
             query = query.where(table.c[column] == value)
     if filters.since is not None:
@@ -83,5 +88,10 @@ def rows(conn: Connection, view: str, filters: Filters = Filters()) -> Iterator[
             query = query.where(at >= filters.since)
     for values in conn.execute(query.execution_options(yield_per=rows_per_fetch)):
         row = dict(zip(columns, values))
-        if all(value in row[column] for column, value in members):
+        if all(value in row[column] for column, value in members) and (
+                filters.source is None or _has_source(row["facts"], filters.source)):
             yield row
+
+
+def _has_source(facts: dict[str, Any] | None, source: str) -> bool:
+    return any(isinstance(fact, dict) and fact.get("source") == source for fact in (facts or {}).values())

@@ -11,7 +11,7 @@ from tests.given import RICE_PRICE, a_shop, agent, an_order_with_a_link, owner, 
 from tests.projected import audit, one_row
 
 BLOCK_COLUMNS = ["position", "command_id", "business_id", "agent_id", "conversation_id", "turn_id", "type",
-                 "status", "reason", "fields", "details", "conflicts"]
+                 "status", "reason", "fields", "details", "conflicts", "facts"]
 
 
 def test_a_blocked_command_is_one_row_with_what_it_lacked(ledger, store):
@@ -24,7 +24,8 @@ def test_a_blocked_command_is_one_row_with_what_it_lacked(ledger, store):
     assert list(row) == BLOCK_COLUMNS
     assert row == {"position": position, "command_id": "c-vague", "business_id": "shop-1", "agent_id": "bot",
                    "conversation_id": "conv-1", "turn_id": "t1", "type": "PlaceOrder", "status": "blocked",
-                   "reason": "unknown_facts", "fields": ["lines"], "details": {}, "conflicts": {}}
+                   "reason": "unknown_facts", "fields": ["lines"], "details": {}, "conflicts": {},
+                   "facts": {"customer_id": known("cust-1", "session"), "lines": UNKNOWN}}
     assert (out["fields"], out["details"]) == (row["fields"], row["details"])
 
 

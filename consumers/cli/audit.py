@@ -34,6 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     a.add_argument("--conversation", help="intents, blocks, escalations: this conversation only")
     a.add_argument("--field", help="blocks: those naming this fact in `fields`")
     a.add_argument("--status", help="blocks, orders, escalations: this status only")
+    a.add_argument("--source", help="blocks: those whose claimed facts include one from this source (session, model, ...)")
     a.add_argument("--since", metavar="POSITION|TIME", type=since,
                    help="rows made at or after a log position, or a recorded_at time (ISO 8601, UTC)")
     a.add_argument("--table", action="store_true", help="readable output for people")
@@ -68,7 +69,7 @@ def audit(args: argparse.Namespace) -> int:
     if args.view == "webhooks":
         return _unsigned_webhooks(open_store(args, create=False), args)
     filters = Filters(business=args.business, reason=args.reason, agent=args.agent, field=args.field,
-                      status=args.status, since=args.since, conversation=args.conversation)
+                      status=args.status, since=args.since, conversation=args.conversation, source=args.source)
     try:
         check(args.view, filters)
     except NotApplicable as exc:
