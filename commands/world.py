@@ -14,10 +14,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from pydantic import ValidationError
 from pydantic_core import to_jsonable_python
 
 from commands.facts import Fact
-from commands.models import COMMAND_TYPES, Command, Facts
+from commands.models import AGENT_TYPES, COMMAND_TYPES, Command, Facts
 from commands.tools import command as envelope
 
 _COMMAND_IDS = uuid.UUID("0b9e3c1e-58a4-4c55-9d0e-6c7b1a3e2f10")
@@ -34,6 +35,22 @@ class Catalog(Protocol):
 
 def facts_of(command_type: str) -> type[Facts]:
     return COMMAND_TYPES[command_type].model_fields["facts"].annotation
+
+
+# Every fact some agent command takes: what `update` accepts when it is not told the command.
+_AGENT_FACTS = frozenset(name for t in AGENT_TYPES for name in facts_of(t).model_fields)
+
+
+class NotAFact(ValueError):
+    """A fact a model proposed that cannot go into a command: a name the command does not
+    take, or a value that is not Fact-shaped. Names the fact, as the ledger's rejection does.
+    `recorded`: the ledger's outcome when the command was sent for the record (LedgerTools.call)."""
+
+    recorded: Any = None
+
+    def __init__(self, name: str, error: str):
+        self.name, self.error = name, error
+        super().__init__(f"facts.{name}: {error}")
 
 
 @dataclass
@@ -56,9 +73,23 @@ class WorldState:
     def conflict(self, name: str, *values: Any, source: str) -> "WorldState":
         return self._set(name, {"status": "conflict", "values": to_jsonable_python(list(values)), "source": source})
 
-    def update(self, facts: Mapping[str, Any]) -> "WorldState":
-        """Take facts as a model proposed them (a tool call's arguments); each must be Fact-shaped."""
-        checked = {name: Fact.model_validate(fact).model_dump(exclude_none=True) for name, fact in facts.items()}
+    def update(self, facts: Mapping[str, Any], command_type: str | None = None) -> "WorldState":
+        """Take facts as a model proposed them (a tool call's arguments for `command_type`).
+
+        Each must be Fact-shaped and one the command takes (without a type: one some agent
+        command takes); else NotAFact naming it, and nothing is taken. A guessed fact the
+        command has no place for (a `unit_price`) is refused here, never dropped on the way.
+        """
+        takes = _AGENT_FACTS if command_type is None else facts_of(command_type).model_fields
+        checked = {}
+        for name, fact in facts.items():
+            if name not in takes:
+                raise NotAFact(name, f"not a fact {command_type or 'an agent command'} takes"
+                                     f" (it takes {', '.join(sorted(takes)) or 'none'})")
+            try:
+                checked[name] = Fact.model_validate(fact).model_dump(exclude_none=True)
+            except ValidationError as exc:
+                raise NotAFact(name, _why(exc, fact)) from None
         for name, fact in checked.items():
             self._set(name, fact)
         return self
@@ -108,9 +139,13 @@ class WorldState:
         names = facts_of(command_type).model_fields
         keep = set(names if only is None else only)
         facts = {name: self.fact(name) if name in keep else dict(UNKNOWN_FACT) for name in names}
+        return self.proposed(command_type, facts, command_id)
+
+    def proposed(self, command_type: str, facts: Any, command_id: str | None = None) -> dict[str, Any]:
+        """Facts exactly as given (a model's arguments, well formed or not) in this turn's envelope."""
         cmd = envelope(command_type, facts, command_id="", business_id=self.business_id,
                        agent_id=self.agent_id, conversation_id=self.conversation_id, turn_id=self.turn_id)
-        cmd["command_id"] = command_id or str(uuid.uuid5(_COMMAND_IDS, json.dumps(cmd, sort_keys=True)))
+        cmd["command_id"] = command_id or str(uuid.uuid5(_COMMAND_IDS, json.dumps(cmd, sort_keys=True, default=repr)))
         return cmd
 
     def model(self, command_type: str, command_id: str | None = None) -> Command:
@@ -133,6 +168,14 @@ class WorldState:
         if self.catalog is None:
             raise LookupError("this WorldState has no catalog to look things up in")
         return self.catalog
+
+
+def _why(exc: ValidationError, fact: Any) -> str:
+    if not isinstance(fact, Mapping):
+        return f"expected a Fact object ({{status, value, source}}), got {type(fact).__name__}"
+    first = exc.errors(include_url=False)[0]
+    where = ".".join(str(p) for p in first["loc"])
+    return f"{where + ': ' if where else ''}{first['msg']}"
 
 
 def _as_fact(fact: dict[str, Any]) -> Fact:

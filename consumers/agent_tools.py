@@ -10,17 +10,25 @@ Each tool sends the command built from the turn's WorldState holding exactly the
 the gate let through (the rest go as unknown), and returns the ledger's outcome. There is
 no public function, attribute or method here that sends without the gate; lookups
 (`StoreCatalog`) only read.
+
+A refusal here still reaches the log (CONTRACT 12): the agent is answered at once (the
+gate's FactsNotKnown, or NotAFact for arguments that cannot be a command's facts), and the
+command as it stood goes to the ledger too, which records its own block or rejection. Its
+outcome is the exception's `recorded` (through Kafka an asyncio task of it, not waited for).
 """
 from __future__ import annotations
 
+import asyncio
+import inspect
+import logging
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import orjson
 
-from commands.world import WorldState
-from consumers.gate import side_effect
+from commands.world import NotAFact, WorldState
+from consumers.gate import FactsNotKnown, side_effect
 from ledger.service import Ledger
 from ledger.state import BusinessState
 from ledger.store import Store
@@ -34,7 +42,11 @@ def _tool(command_type: str, *required: str, optional: tuple[str, ...] = ()) -> 
         def send(**values: Any) -> Outcome:
             return _SENDERS[self](world.command(command_type, only=values))
         send.__name__ = command_type  # FactsNotKnown.tool names the command type
-        return side_effect(*required, optional=optional)(send)(world)
+        try:
+            return side_effect(*required, optional=optional)(send)(world)
+        except FactsNotKnown as refused:  # the ledger blocks the same command, for the record
+            refused.recorded = _record(self, world.command(command_type))
+            raise
 
     method.__name__ = method.__qualname__ = _METHODS[command_type]
     method.__doc__ = f"Send {command_type} if {', '.join(required) or 'nothing'} is known; else raise FactsNotKnown."
@@ -70,15 +82,43 @@ class LedgerTools:
     escalate = _tool("Escalate", optional=("reason",))
     complete_turn = _tool("CompleteTurn", "reply")
 
-    def call(self, tool_name: str, world: WorldState) -> Outcome:
-        """Dispatch a model's tool call by name (the command type)."""
+    def call(self, tool_name: str, world: WorldState, arguments: Mapping[str, Any] | None = None) -> Outcome:
+        """Dispatch a model's tool call by name (the command type). With `arguments` (the
+        facts the model proposed), they go into the world first: NotAFact for one the command
+        does not take or that is not Fact-shaped, and the ledger records that command's rejection."""
         if tool_name not in _METHODS:
             raise ValueError(f"no such tool: {tool_name}")
+        if arguments is not None:
+            try:
+                world.update(arguments, tool_name)
+            except NotAFact as refused:
+                refused.recorded = _record(self, world.proposed(tool_name, arguments))
+                raise
         return getattr(self, _METHODS[tool_name])(world)
 
 
 _PRIVATE = object()
 _SENDERS: "weakref.WeakKeyDictionary[LedgerTools, _Send]" = weakref.WeakKeyDictionary()
+_pending: set[asyncio.Future] = set()  # refusals on their way through Kafka: held until sent
+log = logging.getLogger("ledger.agent_tools")
+
+
+def _record(tools: LedgerTools, command: dict[str, Any]) -> Any:
+    """Send a refused command so the ledger records it; the agent does not wait for it. The
+    ledger decides it on its own: a gate's refusal is the same block, never an effect."""
+    result = _SENDERS[tools](command)
+    if not inspect.isawaitable(result):
+        return result
+    task = asyncio.ensure_future(result)
+    _pending.add(task)
+    task.add_done_callback(_sent)
+    return task
+
+
+def _sent(task: asyncio.Future) -> None:
+    _pending.discard(task)
+    if not task.cancelled() and task.exception() is not None:
+        log.warning("a refused command could not be recorded: %s", task.exception())
 
 
 class StoreCatalog:

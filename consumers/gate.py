@@ -23,7 +23,11 @@ from commands.world import WorldState
 
 class FactsNotKnown(Exception):
     """A gated call was stopped. Same reasons, fields and order as the ledger's own block:
-    unknown names first (sorted); conflicts once nothing is unknown, with their candidates."""
+    unknown names first (sorted); conflicts once nothing is unknown, with their candidates.
+    `recorded`: the ledger's outcome for the same command when the caller sent it for the
+    record (LedgerTools does; through Kafka an awaitable of it), else None."""
+
+    recorded: Any = None
 
     def __init__(self, tool: str, reason: str, fields: list[str], conflicts: dict[str, list[Any]]):
         self.tool, self.reason, self.fields, self.conflicts = tool, reason, fields, conflicts

@@ -29,12 +29,11 @@ from pathlib import Path
 from typing import Any, Callable
 
 import orjson
-from pydantic import ValidationError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from commands.tools import definitions  # noqa: E402
-from commands.world import WorldState  # noqa: E402
+from commands.world import NotAFact, WorldState  # noqa: E402
 from consumers.agent_tools import LedgerTools, StoreCatalog  # noqa: E402
 from consumers.gate import FactsNotKnown  # noqa: E402
 from consumers.next_step import next_step  # noqa: E402
@@ -88,7 +87,8 @@ async def settle(result: Any) -> dict[str, Any]:
 
 
 def show(say: Callable[[str], None], name: str, outcome: dict[str, Any]) -> None:
-    where = " (stopped at the gate)" if outcome.get("gated") else " (not Fact-shaped, not sent)" if outcome.get("unsent") else ""
+    where = (" (stopped at the gate; recorded by the ledger)" if outcome.get("gated")
+             else " (refused before sending; recorded by the ledger)" if outcome.get("unsent") else "")
     say(f"  {name}: {outcome['status']}{' ' + outcome['reason'] if outcome['reason'] else ''}{where}")
 
 
@@ -102,12 +102,11 @@ async def run_turn(tools: LedgerTools, world: WorldState, message: str, propose:
     while calls:
         name, arguments = calls.pop(0)
         try:
-            world.update(arguments)
-            outcome = await settle(tools.call(name, world))
-        except ValidationError as exc:  # not even Fact-shaped: the model's output could not be read
+            outcome = await settle(tools.call(name, world, arguments))
+        except NotAFact as exc:  # a fact the command does not take, or not Fact-shaped: refused here
             outcome = {"status": "rejected", "reason": "malformed", "type": name, "unsent": True,
-                       "details": {"error": str(exc)[:80]}}
-        except FactsNotKnown as blocked:  # stopped at the gate: nothing was sent
+                       "details": {"error": str(exc)}}
+        except FactsNotKnown as blocked:  # stopped at the gate: answered here, recorded by the ledger
             outcome = blocked.as_outcome()
         show(say, name, outcome)
         step = next_step(outcome, attempt)

@@ -7,7 +7,7 @@ import inspect
 import pytest
 
 import consumers.agent_tools as agent_tools
-from commands.world import WorldState
+from commands.world import NotAFact, WorldState
 from consumers.agent_tools import LedgerTools, StoreCatalog
 from consumers.gate import FactsNotKnown, side_effect
 from tests.builders import customer, product, raw
@@ -132,16 +132,39 @@ def test_a_tools_instance_holds_no_transport(ledger):
     assert not [n for n in dir(tools) if not n.startswith("_") and n not in vars(LedgerTools)]
 
 
-def test_every_gated_tool_sends_nothing_while_its_facts_are_unknown(ledger, store):
+def test_every_gated_refusal_answers_at_once_and_is_recorded_as_the_ledgers_own_block(ledger, store):
     tools = LedgerTools.embedded(ledger)
     before = store.max_position()
+    refused = []
     for name, value in vars(LedgerTools).items():
         required = getattr(value, "__gated__", ((), ()))[0]
         if required:
             with pytest.raises(FactsNotKnown) as blocked:
                 tools.call(_type_of(name), world())
             assert blocked.value.fields == sorted(required)
-    assert store.max_position() == before
+            recorded = blocked.value.recorded
+            assert (recorded["status"], recorded["reason"], recorded["fields"]) == (
+                "blocked", "unknown_facts", sorted(required))
+            refused.append(recorded["command_id"])
+    logged = [e for _, e in store.notifications(before + 1)]
+    assert [(e.type, e.command_id) for e in logged] == [("CommandBlocked", c) for c in refused]
+
+
+def test_a_guessed_fact_the_command_does_not_take_is_refused_not_dropped(ledger, store):
+    ledger.handle([raw(product("rice", 45000, 10)), raw(customer("cust-1", 10 ** 6))], "owner")
+    w = world().know("customer_id", "cust-1", "session")
+    before = store.max_position()
+
+    with pytest.raises(NotAFact) as refused:
+        LedgerTools.embedded(ledger).call("PlaceOrder", w, {
+            "lines": {"status": "known", "value": LINES, "source": "message"},
+            "unit_price": {"status": "known", "value": 100, "source": "model"}})
+
+    assert refused.value.name == "unit_price"
+    assert (refused.value.recorded["status"], refused.value.recorded["reason"]) == ("rejected", "malformed")
+    [(_, rejected)] = list(store.notifications(before + 1))
+    assert rejected.type == "CommandRejected" and "unit_price" in rejected.raw
+    assert not w.is_known("lines")  # nothing of the refused call was taken
 
 
 def test_escalate_is_never_blocked_for_unknown_facts(ledger):

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from ledger.store import Store
+from tests.projected import audit
 
 AGENT = Path(__file__).resolve().parents[1] / "examples" / "agent.py"
 LEDGER = "import sys; from consumers.cli import main; sys.exit(main())"
@@ -36,7 +37,24 @@ def test_the_scripted_conversation_takes_every_kind_of_next_step(tmp_path):
     assert events["OrderPlaced"] == 1 and events["PaymentLinkIssued"] == 1
     assert events["ReplyRecorded"] == 7            # every turn ended with its reply recorded
     assert events["EscalationRaised"] == 3         # credit block, failed turn, asked for a person
-    assert events["CommandRejected"] == 1          # the other malformed call never left the agent
+    assert events["CommandRejected"] == 2          # both malformed calls, the one refused before sending too
+    store.close()
+
+
+def test_every_refusal_of_the_example_is_in_the_log_wherever_it_happened(tmp_path):
+    url = f"sqlite:///{tmp_path}/agent.db"
+    load_agent().main(["--db", url], say=lambda _: None)
+    store = Store(url)
+
+    refusals = audit(store, "blocks")
+    turns = {r["turn_id"]: r["primary_intent"] for r in audit(store, "intents")}
+
+    # t1 lines unknown and t4 in conflict (the gate), t3 stock and t5 credit (the ledger),
+    # t6 a bare value (refused before sending) and then a quantity "one" (the ledger)
+    assert sorted((r["turn_id"], r["reason"]) for r in refusals) == [
+        ("t1", "unknown_facts"), ("t3", "insufficient_stock"), ("t4", "conflicting_facts"),
+        ("t5", "credit_limit_exceeded"), ("t6", "malformed"), ("t6", "malformed")]
+    assert (turns["t1"], turns["t4"]) == ("clarify", "clarify")
     store.close()
 
 

@@ -8,7 +8,7 @@ from pydantic import ValidationError
 
 from commands import Parsed, PlaceOrder, parse
 from commands.tools import command_schema
-from commands.world import WorldState
+from commands.world import NotAFact, WorldState
 from consumers.agent_tools import StoreCatalog
 from tests.builders import product, raw
 from tests.test_tools import valid
@@ -61,8 +61,9 @@ def test_a_new_turn_carries_only_the_facts_named():
 
 
 def test_facts_from_a_model_must_be_fact_shaped():
-    with pytest.raises(ValidationError):
+    with pytest.raises(NotAFact) as bare:
         world().update({"customer_id": "cust-1"})
+    assert bare.value.name == "customer_id" and "customer_id" in str(bare.value)
     w = world().update({"customer_id": {"status": "known", "value": "cust-1", "source": "message"}})
     assert w.value("customer_id") == "cust-1"
     with pytest.raises(KeyError):
@@ -79,3 +80,30 @@ def test_lookups_need_no_known_facts(store, ledger):
 def test_lookups_without_a_catalog_say_so():
     with pytest.raises(LookupError):
         world().price("rice")
+
+
+def test_a_bare_value_is_an_error_naming_its_fact():
+    with pytest.raises(NotAFact) as bare:
+        world().update({"lines": "one bag rice"})
+    assert (bare.value.name, str(bare.value).startswith("facts.lines:")) == ("lines", True)
+
+
+def test_a_fact_name_the_command_does_not_take_is_refused_and_nothing_is_taken():
+    w = world()
+    with pytest.raises(NotAFact) as guessed:
+        w.update({"customer_id": {"status": "known", "value": "cust-1", "source": "session"},
+                  "unit_price": {"status": "known", "value": 100, "source": "model"}}, "PlaceOrder")
+    assert guessed.value.name == "unit_price"
+    assert not w.is_known("customer_id")
+
+
+def test_a_fact_of_another_agent_command_is_refused_for_this_one():
+    with pytest.raises(NotAFact) as other:
+        world().update({"order_id": {"status": "known", "value": "o-1", "source": "ledger"}}, "PlaceOrder")
+    assert other.value.name == "order_id"
+    world().update({"order_id": {"status": "known", "value": "o-1", "source": "ledger"}})  # no command: some takes it
+
+
+def test_a_fact_no_agent_command_takes_is_refused_without_a_command_too():
+    with pytest.raises(NotAFact):
+        world().update({"unit_price": {"status": "known", "value": 100, "source": "model"}})
