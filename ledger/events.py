@@ -41,6 +41,14 @@ class Event:
         return dict(self.__dict__)
 
 
+def with_claim(event: Event, claimed: dict[str, Any]) -> Event:
+    """The event with its `claimed` set. Its fields are already checked, so they are copied
+    as they are: dataclasses.replace runs the constructor again, ~10x the cost (~5% of a command)."""
+    copy = object.__new__(type(event))
+    object.__setattr__(copy, "__dict__", {**event.__dict__, "claimed": claimed})
+    return copy
+
+
 def encode(event: Event) -> bytes:
     return dumps(event)
 

@@ -368,7 +368,7 @@ class Ledger:
 
 def _with_claim(item: Parsed | NotPermitted, events: list[ev.Event]) -> list[ev.Event]:
     """The command as claimed goes on its first event: in the log, in the events' own transaction."""
-    return [dataclasses.replace(events[0], claimed=claimed(item)), *events[1:]]
+    return [ev.with_claim(events[0], claimed(item)), *events[1:]]
 
 
 def _payment_outcome(read_as: Any, events: list[ev.Event]) -> Outcome:
