@@ -376,6 +376,18 @@ class Store:
     def max_position(self) -> int:
         return self.recorder.max_notification_id() or 0
 
+    def events_at(self, positions: Iterable[int]) -> dict[int, ev.Event]:
+        """The events at these positions (those that exist), by position."""
+        t = self.recorder.events_record_cls.__table__
+        wanted = sorted(set(positions))
+        found: dict[int, ev.Event] = {}
+        with self.engine.connect() as conn:
+            for i in range(0, len(wanted), lookup_keys_per_query_max):
+                page = conn.execute(select(t.c.id, t.c.topic, t.c.state).where(
+                    t.c.id.in_(wanted[i:i + lookup_keys_per_query_max]))).all()
+                found.update(ev.decode_page([(r[0], r[1], bytes(r[2])) for r in page]))
+        return found
+
     # --- writing --------------------------------------------------------------
 
     def write(self, appended: Sequence[tuple[int, ev.Event]], new_claims: Sequence[Claim] = (),

@@ -141,3 +141,16 @@ def test_web_refuses_to_start_beyond_loopback_without_owner_tokens(tmp_path):
     done = ledger_run("web", "--listen", "0.0.0.0:0", "--db", f"sqlite:///{tmp_path}/x.db")
 
     assert done.returncode == 2 and b"LEDGER_OWNER_TOKEN" in done.stderr
+
+
+def test_blocks_orders_and_escalations_show_the_facts_as_claimed_with_their_sources(db_url):
+    given_two_shops(db_url)
+    with ledger_web(db_url) as base:
+        [(_, blocks), (_, orders), (_, queue)] = exchange(base, *(("GET", path, bearer(TOKEN_A), None)
+                                                                  for path in ("/blocks", "/orders", "/")))
+
+    fact = r'<span class="fact" data-fact="{}"><b>{}</b>: {}</span>'
+    assert re.search(fact.format("customer_id", "customer_id", r'"?cust-9"? <span class="source">from session'), blocks)
+    assert re.search(fact.format("lines", "lines", "<i>unknown</i>"), blocks)
+    assert re.search(fact.format("lines", "lines", r'.*?rice.*?<span class="source">from session'), orders)
+    assert re.search(fact.format("reply", "reply", r'.*?call you back.*?<span class="source">from draft'), queue)

@@ -179,7 +179,7 @@ async def _intents(request: web.Request) -> web.Response:
 async def _orders(request: web.Request) -> web.Response:
     site, business = request.app[SITE], request["owner"].business_id
     status = _param(request, "status")
-    found, currency = await site.read(lambda conn: (pages.orders(conn, business, status),
+    found, currency = await site.read(lambda conn: (pages.orders(conn, business, status, site.ledger.store),
                                                     pages.currency(conn, business)))
     return _page(request, "Orders", "orders", templates.orders_page(found, status, currency))
 

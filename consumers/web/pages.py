@@ -21,6 +21,7 @@ from ledger.store import Store
 from projections.businesses import currencies
 from projections.escalations import escalations
 from projections.intents import intents
+from projections.orders import orders as proj_orders
 from projections.read import Filters, rows
 
 QUEUE_STATUSES = ("open", "acknowledged")   # still someone's to deal with
@@ -155,5 +156,16 @@ def conversations(conn: Connection, business: str, conversation: str | None) -> 
     return dict(reversed(latest))
 
 
-def orders(conn: Connection, business: str, status: str | None) -> list[dict[str, Any]]:
-    return list(rows(conn, "orders", Filters(business=business, status=status)))
+def orders(conn: Connection, business: str, status: str | None, store: Store | None = None) -> list[dict[str, Any]]:
+    """The orders' rows; given the store, each with `facts`: what the command that placed it
+    claimed (read from its OrderPlaced, the event that made the row)."""
+    found = list(rows(conn, "orders", Filters(business=business, status=status)))
+    if store is None or not found:
+        return found
+    made = dict(conn.execute(select(proj_orders.c.order_id, proj_orders.c.position).where(
+        proj_orders.c.business_id == business)).all())
+    events = store.events_at(made[r["order_id"]] for r in found if r["order_id"] in made)
+    for r in found:
+        placed = events.get(made.get(r["order_id"], 0))
+        r["facts"] = None if placed is None or placed.claimed is None else placed.claimed["facts"]
+    return found

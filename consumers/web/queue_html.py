@@ -12,7 +12,7 @@ from consumers.money import money
 from consumers.web.actions import ACTIONS
 from consumers.web.held import Held
 from consumers.web.pages import Item, TurnCommand, event_details
-from consumers.web.templates import cash, e, shown, table
+from consumers.web.templates import cash, claimed_facts, e, shown, table
 
 CAUSES = {"agent": "The agent asked for a person", "credit_limit": "Credit limit exceeded",
           "auto_promise": "The reply promised a human follow-up"}
@@ -105,8 +105,9 @@ def _turn(commands: list[TurnCommand], currency: str | None) -> str:
         return '<p class="empty">No commands in this turn.</p>'
     rows = [[f'<code>{e(c.command_id)}</code><br>{e(c.type)}', e(c.agent_id),
              f'<span class="badge {e(c.status)}">{e(c.status)}</span>',
+             claimed_facts(next((x.claimed["facts"] for _, x in c.events if x.claimed), None), currency),
              "<br>".join(_event(event, currency) for _, event in c.events)] for c in commands]
-    return table(["command", "agent", "outcome", "events"], rows)
+    return table(["command", "agent", "outcome", "facts", "events"], rows)
 
 
 def _event(event: Any, currency: str | None) -> str:

@@ -35,7 +35,7 @@ h1{font-size:1.3em;margin:.2em 0 .8em}h2{font-size:1.1em}
 .scroll{max-width:100%;overflow-x:auto}
 table{border-collapse:collapse;width:100%;margin:.4em 0;background:#fff}
 td,th{border-bottom:1px solid #e5e5e5;padding:.25em .5em;text-align:left;vertical-align:top;font-size:.9em}
-th{background:#f0f0ee}code{font-size:.85em}.reply{font-style:italic}td.n,th.n{text-align:right;white-space:nowrap}
+th{background:#f0f0ee}code{font-size:.85em}.fact .source{color:#666;font-size:.85em}.reply{font-style:italic}td.n,th.n{text-align:right;white-space:nowrap}
 .held{margin:.6em 0}.held .figures{display:flex;flex-wrap:wrap;gap:.3em 1.5em;margin:.3em 0}.over{color:#a93226;font-weight:600}
 .actions{display:flex;flex-wrap:wrap;gap:.5em;margin-top:.6em;align-items:flex-end}.actions form{margin:0}
 .actions form.with{display:flex;flex-wrap:wrap;gap:.4em;align-items:flex-end}
@@ -109,7 +109,28 @@ def _table(columns: list[str], rows: list[dict[str, Any]], empty: str, currency:
 
 
 def _cell(value: Any, name: str, currency: str | None) -> str:
+    if name == "facts":
+        return claimed_facts(value, currency)
     return "" if value is None or value == [] or value == {} else shown(value, currency, name)
+
+
+def claimed_facts(facts: dict[str, Any] | None, currency: str | None = None) -> str:
+    """A command's facts as claimed, one a line: name, what was said, and its source."""
+    if not facts:
+        return ""
+    lines = []
+    for name, fact in facts.items():
+        fact = fact if isinstance(fact, dict) else {}
+        status, source = fact.get("status"), fact.get("source")
+        if status == "known":
+            said = shown(fact.get("value"), currency, name)
+        elif status == "conflict":
+            said = "conflict: " + " | ".join(shown(v, currency, name) for v in fact.get("values") or [])
+        else:
+            said = f"<i>{e(status or 'unknown')}</i>"
+        source_html = f' <span class="source">from {e(source)}</span>' if source else ""
+        lines.append(f'<span class="fact" data-fact="{e(name)}"><b>{e(name)}</b>: {said}{source_html}</span>')
+    return "<br>".join(lines)
 
 
 def _field(label: str, name: str, value: str | None, kind: str = "text") -> str:
@@ -117,7 +138,7 @@ def _field(label: str, name: str, value: str | None, kind: str = "text") -> str:
 
 
 BLOCK_COLUMNS = ["position", "command_id", "agent_id", "conversation_id", "turn_id", "type", "status", "reason",
-                 "fields", "details"]
+                 "fields", "details", "facts"]
 
 
 def blocks_page(found: Blocks, reason: str | None, agent: str | None, field_name: str | None,
@@ -173,7 +194,7 @@ def orders_page(orders: list[dict[str, Any]], status: str | None, currency: str 
     summary = (f'<p class="meta" id="orders-totals">{len(orders)} order{"" if len(orders) == 1 else "s"} · '
                f'total {cash(totals["total"], currency)} · paid {cash(totals["paid"], currency)} · '
                f'outstanding {cash(totals["outstanding"], currency)}{"" if currency else " (minor units)"}</p>')
-    columns = ["order_id", "customer_id", "total", "paid", "outstanding", "status"]
+    columns = ["order_id", "customer_id", "total", "paid", "outstanding", "status", "facts"]
     return form + summary + _table(columns, orders, "No orders.", currency)
 
 
