@@ -47,14 +47,14 @@ class NotPermitted:
     conversation_id: str | None = None
     turn_id: str | None = None
     reason: str = "not_permitted"
-    facts: dict[str, Any] = field(default_factory=dict, repr=False)  # as readable: see readable_facts
+    claimed: dict[str, Any] | None = field(default=None, repr=False)  # facts as readable: see readable_facts
 
 
 @dataclass(frozen=True)
 class Parsed:
     command: Command
     content: bytes = field(repr=False)  # canonical JSON: what "the same command" means
-    facts: dict[str, Any] = field(default_factory=dict, repr=False)  # as given: the JSON, not the models
+    claimed: dict[str, Any] | None = field(default=None, repr=False)  # envelope and facts as given: the JSON
 
 
 _FACT_KEYS = ("status", "value", "values", "source")
@@ -64,11 +64,15 @@ _LONG_DIGITS = b"0" * 20
 
 
 def claimed(item: Parsed | NotPermitted) -> dict[str, Any]:
-    """The command as it was claimed, for the log: its envelope and its facts as given."""
+    """The command as it was claimed, for the log: its envelope and its facts as given. `parse`
+    keeps it from the JSON it read (no model is dumped again); an item made elsewhere gets its
+    envelope and no facts."""
+    if item.claimed is not None:
+        return item.claimed
     head = item.command if isinstance(item, Parsed) else item
     return {"command_id": head.command_id, "type": head.type, "business_id": head.business_id,
             "agent_id": head.agent_id, "conversation_id": head.conversation_id, "turn_id": head.turn_id,
-            "facts": item.facts}
+            "facts": {}}
 
 
 def readable_facts(facts: Any) -> dict[str, Any]:
@@ -146,10 +150,11 @@ def parse(raw: bytes | str | Oversized, door: str) -> Parsed | Rejection | NotPe
     if unreadable:
         return Rejection(error=f"unreadable {', '.join(unreadable)}", raw=excerpt(raw), **envelope)
     if envelope["type"] not in DOORS[door]:
-        return NotPermitted(**envelope, facts=readable_facts(_exact_facts(obj, raw)))
+        return NotPermitted(**envelope, claimed={**envelope, "facts": readable_facts(_exact_facts(obj, raw))})
     try:
         command = DOORS[door][envelope["type"]].model_validate(obj)
     except ValidationError as exc:
         return Rejection(error=_first_error(exc), raw=excerpt(raw), **envelope)
+    # The envelope as read is the model's own (it validated those very values).
     return Parsed(command=command, content=orjson.dumps(obj, option=orjson.OPT_SORT_KEYS),
-                  facts=_exact_facts(obj, raw))
+                  claimed={**envelope, "facts": _exact_facts(obj, raw)})

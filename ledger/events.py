@@ -42,11 +42,10 @@ class Event:
 
 
 def with_claim(event: Event, claimed: dict[str, Any]) -> Event:
-    """The event with its `claimed` set. Its fields are already checked, so they are copied
-    as they are: dataclasses.replace runs the constructor again, ~10x the cost (~5% of a command)."""
-    copy = object.__new__(type(event))
-    object.__setattr__(copy, "__dict__", {**event.__dict__, "claimed": claimed})
-    return copy
+    """The event with its `claimed` set, in place: only for an event just made (by `decide`)
+    that nothing else holds yet. A copy cost ~10x (dataclasses.replace ~25x: ~5% of a command)."""
+    object.__setattr__(event, "claimed", claimed)
+    return event
 
 
 def encode(event: Event) -> bytes:
