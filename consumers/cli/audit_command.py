@@ -7,7 +7,7 @@ import sys
 from consumers.cli.common import UsageError, emit, open_store
 
 # The row filters of the views: none of them applies to one command.
-_VIEW_OPTIONS = ("reason", "agent", "field", "status", "source", "since", "no_catch_up")
+_VIEW_OPTIONS = ("reason", "agent", "field", "status", "source", "since", "as_of", "no_catch_up")
 
 
 def audit_command(args: argparse.Namespace) -> int:
