@@ -39,6 +39,9 @@ from consumers.gate import FactsNotKnown  # noqa: E402
 from consumers.next_step import next_step  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
+# Refusals on their way to the ledger through Kafka (the agent was answered without them):
+# awaited before the client closes, so none is lost with it.
+recording: list[Any] = []
 BUSINESS, CUSTOMER = "mama-put-wholesale", "cust-ada"
 Call = tuple[str, dict[str, Any]]
 
@@ -106,8 +109,10 @@ async def run_turn(tools: LedgerTools, world: WorldState, message: str, propose:
         except NotAFact as exc:  # a fact the command does not take, or not Fact-shaped: refused here
             outcome = {"status": "rejected", "reason": "malformed", "type": name, "unsent": True,
                        "details": {"error": str(exc)}}
+            recording.append(exc.recorded)
         except FactsNotKnown as blocked:  # stopped at the gate: answered here, recorded by the ledger
             outcome = blocked.as_outcome()
+            recording.append(blocked.recorded)
         show(say, name, outcome)
         step = next_step(outcome, attempt)
         actions.append(step.action)
@@ -167,7 +172,9 @@ async def main_async(args: argparse.Namespace, say: Callable[[str], None]) -> li
     async with LedgerClient(args.bootstrap) as client:
         for raw in shop_commands():
             await client.submit(orjson.loads(raw), admin=True)
-        return await conversation(LedgerTools.kafka(client), catalog, say)
+        actions = await conversation(LedgerTools.kafka(client), catalog, say)
+        await asyncio.gather(*(r for r in recording if inspect.isawaitable(r)), return_exceptions=True)
+        return actions
 
 
 def main(argv: list[str] | None = None, say: Callable[[str], None] = print) -> list[str]:

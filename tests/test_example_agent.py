@@ -84,4 +84,6 @@ def test_the_example_agent_talks_to_ledger_serve_through_kafka(tmp_path):
     store = Store(url)
     events = Counter(e.type for _, e in store.notifications())
     assert (events["OrderPlaced"], events["PaymentLinkIssued"], events["ReplyRecorded"]) == (1, 1, 7)
+    # the gate's refusals reached the log through Kafka too: 4 blocks (2 of them the gate's), 2 rejections
+    assert (events["CommandBlocked"], events["CommandRejected"]) == (4, 2)
     store.close()
