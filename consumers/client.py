@@ -23,7 +23,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.structs import ConsumerRecord
 
 from ledger.retry import Backoff, first_line
-from consumers.topics import CORRELATION_HEADER, Topics, bootstrap_servers, default_timeout_s, fetch_wait_ms_default
+from consumers.topics import CORRELATION_HEADER, TOKEN_HEADER, Topics, bootstrap_servers, default_timeout_s, fetch_wait_ms_default
 
 log = logging.getLogger("ledger.client")
 
@@ -31,9 +31,11 @@ Command = Mapping[str, Any] | bytes | str
 
 
 class LedgerClient:
-    def __init__(self, bootstrap: str | None = None, topics: Topics | None = None):
+    def __init__(self, bootstrap: str | None = None, topics: Topics | None = None, token: str | None = None):
         self.bootstrap = bootstrap_servers(bootstrap)
         self.topics = topics or Topics()
+        # The agent's token (`ledger agents add`), on every agent command: serve checks it.
+        self._token = [(TOKEN_HEADER, token.encode())] if token else []
         self._waiting: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._by_command: dict[str, list[str]] = {}  # command_id -> correlation ids waiting
         self._producer: AIOKafkaProducer | None = None
@@ -95,7 +97,8 @@ class LedgerClient:
         business_id = head.get("business_id")
         key = business_id.encode() if isinstance(business_id, str) and business_id else None
         delivery = await self._producer.send(self.topics.admin if admin else self.topics.commands, raw, key=key,
-                                             headers=[(CORRELATION_HEADER, correlation.encode())])
+                                             headers=[(CORRELATION_HEADER, correlation.encode()),
+                                                      *([] if admin else self._token)])
         delivery.add_done_callback(lambda d: _fail_on_error(d, future))
         return future
 

@@ -21,12 +21,13 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListen
 from aiokafka.structs import ConsumerRecord
 from sqlalchemy import select
 
-from consumers import offsets, outbox
+from consumers import agent_door, offsets, outbox
 from ledger.retry import Backoff, first_line
 from consumers.follow import Follower
 from consumers.projecting import Projections, RelayTo
 from consumers.relay import metadata as relay_metadata, relay_positions
 from consumers.topics import Topics, default_group, fetch_wait_ms_default
+from ledger.agents import AgentKeys
 from ledger.bulk import no_cyclic_gc
 from ledger.service import Ledger
 
@@ -48,6 +49,7 @@ class ServeConfig:
     session_timeout_ms: int = 10_000
     poll_records_max: int = 500
     fetch_wait_ms: int = fetch_wait_ms_default
+    open_agent_door: bool = False  # agents' tokens unchecked: for local trials only
 
 
 class Server:
@@ -76,6 +78,7 @@ class Server:
         # The projections and the event relay, in their own process: here they would take
         # the serving thread's core (the relay alone about a sixth of it).
         self.projections = Projections(ledger.store, inline=False, relay_to=RelayTo(config.bootstrap, config.topics))
+        self.agent_keys = None if config.open_agent_door else AgentKeys(ledger.store)
 
     # --- lifecycle --------------------------------------------------------------
 
@@ -208,12 +211,13 @@ class Server:
                         *outbox.insert(c.group, owed), *outbox.forget(c.group, tidy)]
 
             values = [r.value or b"" for r in records]
+            tokens = [agent_door.header(r.headers) for r in records] if door == "agent" and self.agent_keys else None
             try:
                 # Off the event loop, however small the poll: a write that waits on a locked
                 # database (a replay holds SQLite's lock for its whole rebuild) would stall
                 # heartbeats past the session timeout and have the group rebalance. Applying a
                 # lone command on the loop saved ~0.3-0.5 ms of a ~5.5 ms round trip.
-                await asyncio.get_running_loop().run_in_executor(self._writer, self._apply_now, values, door, extra)
+                await asyncio.get_running_loop().run_in_executor(self._writer, self._apply_now, values, door, extra, tokens)
             except Exception as exc:
                 log.warning("applying %d %s commands failed (%s); retrying", len(records), door, first_line(exc))
                 await backoff.sleep()
@@ -226,11 +230,17 @@ class Server:
             await self._owed.put(owed)
             return
 
-    def _apply_now(self, values: list[bytes], door: str, extra: Callable[[list[dict]], list]) -> None:
+    def _apply_now(self, values: list[bytes], door: str, extra: Callable[[list[dict]], list],
+                   tokens: list | None = None) -> None:
         """On the writer thread. The collector is back on only once the batch's temporaries are
-        gone: re-enabled with them alive, its first pass walked them all (~2% of a batch)."""
+        gone: re-enabled with them alive, its first pass walked them all (~2% of a batch).
+        With `tokens`, each command is first checked against its agent's token."""
         with no_cyclic_gc():
-            self.ledger.handle(values, door, extra)
+            if tokens is None:
+                self.ledger.handle(values, door, extra)
+            else:
+                assert self.agent_keys is not None
+                self.ledger.handle_items(agent_door.admit(self.agent_keys, list(zip(tokens, values))), values, door, extra)
         gc.collect(0)
 
     async def _resync(self, records: list[ConsumerRecord]) -> list[ConsumerRecord]:

@@ -21,7 +21,7 @@ from sqlalchemy import BigInteger, Column, Integer, LargeBinary, MetaData, Strin
 from sqlalchemy.engine import Engine
 from sqlalchemy.sql import Executable
 
-from consumers.topics import CORRELATION_HEADER, ERROR_HEADER, SOURCE_HEADER, Topics
+from consumers.topics import CORRELATION_HEADER, ERROR_HEADER, SOURCE_HEADER, TOKEN_HEADER, Topics
 
 error_header_bytes_max = 1024
 
@@ -79,7 +79,7 @@ def _messages(topics: Topics, record: ConsumerRecord, outcome: Mapping[str, Any]
     if outcome.get("status") == "rejected":
         error = str((outcome.get("details") or {}).get("error", outcome.get("reason")))
         out.append(Message(topics.dlq, record.key, record.value or b"",
-                           [*record.headers, (ERROR_HEADER, error.encode()[:error_header_bytes_max]),
+                           [*((n, v) for n, v in record.headers if n != TOKEN_HEADER), (ERROR_HEADER, error.encode()[:error_header_bytes_max]),
                             (SOURCE_HEADER, source)]))
     return out
 

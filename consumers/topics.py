@@ -24,6 +24,8 @@ CORRELATION_HEADER = "ledger-correlation-id"
 ERROR_HEADER = "ledger-error"
 # On outcome and DLQ messages: "topic/partition/offset" of the command message.
 SOURCE_HEADER = "ledger-source"
+# The agent's token on `ledger.commands` (CONTRACT 13): never copied to any other topic.
+TOKEN_HEADER = "ledger-token"
 
 # How long a poll may wait on the broker with nothing new. The test broker (Tansu) holds a
 # fetch for the whole wait even when records arrive, so each ms is a ms on every command's

@@ -242,3 +242,16 @@ class CommandRejected(Event):
     reason: str
     error: str
     raw: str
+
+
+# --- agents ------------------------------------------------------------------
+
+@dataclass(frozen=True, kw_only=True)
+class AgentRegistered(Event):
+    """The owner let `agent_id` speak for the business. Its token is never here, not even hashed."""
+    commands: list[str] = field(default_factory=list)  # the types it may send; [] every agent type
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgentRevoked(Event):
+    """The agent's token opens no door from the next batch on."""

@@ -152,9 +152,14 @@ class Ledger:
         """One outcome per raw command, in order, all written in one transaction."""
         started = time.perf_counter()
         with no_cyclic_gc():
-            items = [parse(raw, door) for raw in raws]
-            with self._lock:
-                outcomes = self._handle(items, extra, raws)
+            return self.handle_items([parse(raw, door) for raw in raws], raws, door, extra, started)
+
+    def handle_items(self, items: list[Parsed | NotPermitted | Rejection], raws: Sequence[bytes | str | Oversized],
+                     door: str, extra: Extra | None = None, started: float | None = None) -> list[Outcome]:
+        """As `handle`, for commands a door has already read (and maybe refused: see agent_door.py)."""
+        started = time.perf_counter() if started is None else started
+        with no_cyclic_gc(), self._lock:
+            outcomes = self._handle(items, extra, raws)
         observe.decided(door, outcomes, time.perf_counter() - started)
         return outcomes
 
@@ -317,6 +322,26 @@ class Ledger:
         return [dataclasses.replace(e, url=self.provider.create_link(
                     business_id=e.business_id, order_id=e.order_id, reference=e.reference, amount=e.amount))
                 if isinstance(e, ev.PaymentLinkIssued) else e for e in events]
+
+    # --- the owner's own records ---------------------------------------------
+
+    def record(self, make: Callable[[Stamp], tuple[list[ev.Event], Sequence[Executable]]]) -> list[ev.Event]:
+        """Events the owner's tools decide (an agent registered, say), with statements of their
+        own, in one transaction; `make` is asked again when another writer got there first."""
+        with self._lock:
+            while True:
+                appended: list[tuple[int, ev.Event]] = []
+                events, statements = make(self.stamp())
+                self._fold(events, appended)
+                try:
+                    self._written(appended, [], statements)
+                    return events
+                except IntegrityError:
+                    if not self._raced(appended, []):
+                        raise
+                except BaseException:
+                    self.forget([e.business_id for _, e in appended])
+                    raise
 
     # --- the provider door ----------------------------------------------------
 

@@ -53,9 +53,12 @@ class Serve:
     """`ledger serve` as a subprocess, stopped by SIGTERM or killed by SIGKILL, by its PID."""
 
     def __init__(self, bootstrap: str, db: str, topics: Topics, group: str, log_dir: Path, name: str = "serve",
-                 options: Iterable[str] = ()):
+                 options: Iterable[str] = (), tokens: bool = False):
+        # Without `tokens` the agent door is open: most tests are about something else than
+        # agents' identity (tests/test_kafka_agent_door.py and the SQLite one use tokens).
         self.argv = [LEDGER, "serve", "--bootstrap-servers", bootstrap, "--db", db, "--group", group,
-                     "--session-timeout-ms", str(session_timeout_ms), *topic_args(topics), *options]
+                     "--session-timeout-ms", str(session_timeout_ms), *topic_args(topics), *options,
+                     *([] if tokens else ["--open-agent-door"])]
         self.log_dir, self.name, self.runs = log_dir, name, 0
         self.proc: subprocess.Popen | None = None
 
@@ -104,6 +107,14 @@ def applied(db: str, group: str) -> int:
         return 0
     finally:
         engine.dispose()
+
+
+def agent_token(db: str, business: str, agent: str = "bot", *commands: str) -> str:
+    """`ledger agents add`: the new agent's token."""
+    argv = [LEDGER, "agents", "add", "--db", db, "--business", business, "--agent", agent]
+    done = subprocess.run(argv + (["--commands", ",".join(commands)] if commands else []),
+                          capture_output=True, check=True, timeout=60)
+    return orjson.loads(done.stdout)["token"]
 
 
 def wait_until(condition, timeout_s: float, what: str, interval_s: float = 0.1) -> None:

@@ -16,16 +16,17 @@ from ledger.store import Store
 from projections.projector import Projector
 from tests import builders as b
 from tests.broker import free_port
-from tests.kafka_support import (LEDGER, Serve, events_by_command, kafka_db, mixed_commands,  # noqa: F401
+from tests.kafka_support import (LEDGER, Serve, agent_token, events_by_command, kafka_db, mixed_commands,  # noqa: F401
                                  new_topics, outcomes_by_command, produce, read_topic, setup_commands, topic_args)
 
 pytestmark = pytest.mark.kafka
 BUSINESSES = [f"shop-{i}" for i in range(12)]
 
 
-def submit(bootstrap, topics, lines, *, admin=False, timeout_s=60):
+def submit(bootstrap, topics, lines, *, admin=False, timeout_s=60, token=None):
     argv = [LEDGER, "submit", "--bootstrap-servers", bootstrap, "--timeout", str(timeout_s), *topic_args(topics)]
-    done = subprocess.run(argv + (["--admin"] if admin else []), input=b"\n".join(lines) + b"\n",
+    argv += ["--admin"] if admin else []
+    done = subprocess.run(argv + (["--token", token] if token else []), input=b"\n".join(lines) + b"\n",
                           capture_output=True, timeout=timeout_s + 30)
     return done.returncode, [orjson.loads(line) for line in done.stdout.splitlines()], done.stderr.decode()
 
@@ -105,9 +106,11 @@ def test_serve_on_sqlite_answers_and_stops_on_sigterm(kafka_bootstrap, tmp_path)
     agent = [b.raw(b.order("cust-1", [b.line("sku-1", 4)], command_id="o-1")),
              b.raw(b.order("cust-1", [b.line("sku-1", 7)], command_id="o-2"))]
 
-    with Serve(kafka_bootstrap, db, topics, "ledger-sqlite", tmp_path) as serve:
+    token = agent_token(db, "shop-1")
+
+    with Serve(kafka_bootstrap, db, topics, "ledger-sqlite", tmp_path, tokens=True) as serve:
         assert submit(kafka_bootstrap, topics, setup, admin=True)[0] == 0
-        code, out, _ = submit(kafka_bootstrap, topics, agent)
+        code, out, _ = submit(kafka_bootstrap, topics, agent, token=token)
         assert serve.stop() == 0, serve.output()
 
     assert code == 0

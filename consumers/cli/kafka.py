@@ -38,6 +38,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "Apache Kafka answers as soon as one does: give it 100 or more)")
     s.add_argument("--webhook", metavar="HOST:PORT", help="also serve the payment webhook (POST /webhooks/payments)")
     s.add_argument("--metrics", metavar="HOST:PORT", help="serve GET /healthz and GET /metrics (Prometheus) there")
+    s.add_argument("--open-agent-door", action="store_true",
+                   help="take agent commands without checking their ledger-token header: local trials only")
     s.set_defaults(run=serve)
 
     t = sub.add_parser("submit", help="produce commands to the agent topic, print their outcomes in input order")
@@ -45,6 +47,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     t.add_argument("--admin", action="store_true", help="to the owner door's topic")
     t.add_argument("--timeout", type=float, default=default_timeout_s, metavar="SECONDS",
                    help=f"how long to wait for outcomes after the last command is sent (default {default_timeout_s:g})")
+    t.add_argument("--token", help="the agent's token, sent in the ledger-token header (else $LEDGER_AGENT_TOKEN)")
     _add_kafka(t)
     t.set_defaults(run=submit)
 
@@ -74,6 +77,10 @@ def serve(args: argparse.Namespace) -> int:
             raise UsageError(f"--{option}: {exc}") from exc
     if not os.environ.get("LEDGER_LOG_LEVEL"):
         log.setLevel(logging.INFO)  # an operator wants to see assignments, retries and progress
+    if args.open_agent_door:
+        print("ledger: WARNING: --open-agent-door: agent commands are taken WITHOUT checking their token;"
+              " anyone who can produce to the topic can act for any business. For local trials only.",
+              file=sys.stderr, flush=True)
     return asyncio.run(_serve(args))
 
 
@@ -108,7 +115,8 @@ async def _serve(args: argparse.Namespace) -> int:
     if stop.is_set():
         return 0
     server = Server(ledger, ServeConfig(bootstrap=bootstrap, group=args.group, topics=topics,
-                                        session_timeout_ms=args.session_timeout_ms, fetch_wait_ms=args.fetch_wait_ms))
+                                        session_timeout_ms=args.session_timeout_ms, fetch_wait_ms=args.fetch_wait_ms,
+                                        open_agent_door=args.open_agent_door))
     runners = []
     try:
         if args.webhook:
@@ -150,7 +158,8 @@ def submit(args: argparse.Namespace) -> int:
 async def _submit(args: argparse.Namespace, lines: list[tuple[int, bytes]]) -> int:
     from consumers.client import LedgerClient
 
-    async with LedgerClient(args.bootstrap_servers, _topics(args)) as client:
+    token = args.token or os.environ.get("LEDGER_AGENT_TOKEN")
+    async with LedgerClient(args.bootstrap_servers, _topics(args), token=None if args.admin else token) as client:
         futures = [await client.send(raw, admin=args.admin) for _, raw in lines]
         loop = asyncio.get_running_loop()
         deadline = loop.time() + args.timeout

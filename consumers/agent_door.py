@@ -1,0 +1,48 @@
+"""The agent door's gate on Kafka (CONTRACT 13): who sent this message, and may they?
+
+The `ledger-token` header is checked before the message is read as a command. No token, or
+one that is unknown or revoked: `rejected` / `unauthenticated`, recorded under no business
+(the one the message names is not established), its `command_id` echoed but not claimed. A
+command for another business or agent than the token's, or of a type the agent may not
+send: `not_permitted`, recorded in the token's own business, never in the one it named.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from commands.parsing import NotPermitted, Parsed, Rejection, excerpt, parse
+from consumers.topics import TOKEN_HEADER
+from ledger.agents import Agent, AgentKeys
+
+Item = Parsed | NotPermitted | Rejection
+
+
+def header(headers: Sequence[tuple[str, Any]] | None) -> Any:
+    """The last `ledger-token` header's value, or None."""
+    found = None
+    for key, value in headers or ():
+        if key == TOKEN_HEADER:
+            found = value
+    return found
+
+
+def admit(keys: AgentKeys, messages: Sequence[tuple[Any, bytes]]) -> list[Item]:
+    """(token header, value) pairs in, the door's reading of each out, in order. The tokens
+    are read again first when they changed: a revocation counts from the next batch."""
+    keys.refresh()
+    return [_admit(keys.find(token), value) for token, value in messages]
+
+
+def _admit(agent: Agent | None, raw: bytes) -> Item:
+    item = parse(raw, "agent")
+    head: Any = item.command if isinstance(item, Parsed) else item
+    if agent is None:
+        return Rejection(error="missing, unknown or revoked ledger-token", raw=excerpt(raw),
+                         command_id=head.command_id, type=head.type, reason="unauthenticated")
+    foreign = ((head.business_id is not None and head.business_id != agent.business_id)
+               or (head.agent_id is not None and head.agent_id != agent.agent_id))
+    if foreign or (head.type is not None and not isinstance(item, Rejection) and not agent.may_send(head.type)):
+        return NotPermitted(command_id=head.command_id, type=head.type, business_id=agent.business_id,
+                            agent_id=agent.agent_id, conversation_id=head.conversation_id, turn_id=head.turn_id)
+    return item
