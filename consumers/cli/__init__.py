@@ -12,12 +12,12 @@ import sys
 
 from consumers.cli import (audit, demo, dev, docs, doors, export, fuzz, kafka, logs, lookups, notify, payments, tools,
                            verify, web)
-from consumers.cli import agents  # CONTRACT 13: agents' identity, the MCP door
+from consumers.cli import agents, mcp  # CONTRACT 13: agents' identity, the MCP door
 from consumers.cli.common import NoLedger, UsageError
 from ledger.payments import PaymentConfigError
 
 SUBCOMMANDS = [doors, lookups, demo, tools, audit, payments, kafka, fuzz, notify, web, dev, verify, export, docs]
-SUBCOMMANDS += [agents]
+SUBCOMMANDS += [agents, mcp]
 
 
 def parser() -> argparse.ArgumentParser:

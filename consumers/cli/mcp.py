@@ -1,0 +1,56 @@
+"""`ledger mcp`: the agent door over the Model Context Protocol, for the agent of $LEDGER_AGENT_TOKEN."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from consumers.cli.common import UsageError, add_db
+
+token_env = "LEDGER_AGENT_TOKEN"
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    m = sub.add_parser("mcp", help=f"serve MCP tools (stdio, or --http) for the agent of ${token_env}")
+    add_db(m)
+    m.add_argument("--http", metavar="HOST:PORT",
+                   help="streamable HTTP at http://HOST:PORT/mcp instead of stdio; every request must carry "
+                        f"'Authorization: Bearer <${token_env}>'")
+    m.add_argument("--bootstrap-servers", metavar="HOST:PORT",
+                   help="send the commands through Kafka (ledger serve checks the token) instead of deciding "
+                        "them in this process; identity and lookups are still read from --db")
+    m.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import anyio
+
+    from consumers.cli.common import open_ledger, open_store
+    from consumers.http_site import parse_listen
+    from consumers.mcp.backends import Embedded, Reads, ViaKafka
+    from consumers.mcp.server import LedgerTools, serve_http, serve_stdio
+
+    token = os.environ.get(token_env, "")
+    if not token:
+        raise UsageError(f"set {token_env} to the agent's token (`ledger agents add --business B --agent A`)")
+    listen = None
+    if args.http:
+        try:
+            listen = parse_listen(args.http)
+        except ValueError as exc:
+            raise UsageError(f"--http: {exc}") from exc
+    ledger = None if args.bootstrap_servers else open_ledger(args)
+    reads = Reads(ledger.store if ledger else open_store(args), token)
+    agent = reads.agent()
+    if agent is None:
+        print(f"ledger: {token_env} is not the token of an active agent (unknown or revoked)", file=sys.stderr)
+        return 2
+    backend = Embedded(ledger, reads) if ledger else ViaKafka(args.bootstrap_servers, token)
+    app = LedgerTools(agent, reads, backend)
+    where = f"http://{args.http}/mcp" if listen else "stdio"
+    print(f"ledger mcp: serving agent {agent.agent_id} of {agent.business_id} on {where}", file=sys.stderr, flush=True)
+    if listen:
+        anyio.run(serve_http, app, listen[0], listen[1], token)
+    else:
+        anyio.run(serve_stdio, app)
+    return 0
