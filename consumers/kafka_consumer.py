@@ -174,9 +174,12 @@ class Server:
             if now - committed_at > kafka_commit_interval_s:
                 await self._commit_kafka()
                 committed_at = now
-            if now - stats_at > stats_interval_s and self.applied_count > counted:
-                log.info("applied %d commands (%.0f/s)", self.applied_count,
-                         (self.applied_count - counted) / (now - stats_at))
+            if now - stats_at > stats_interval_s:
+                # The window restarts when idle too: a rate over an idle hour read "35 commands (0/s)".
+                if self.applied_count > counted:
+                    log.info("applied %d commands (%d in the last %.0f s, %.0f/s)", self.applied_count,
+                             self.applied_count - counted, now - stats_at,
+                             (self.applied_count - counted) / (now - stats_at))
                 stats_at, counted = now, self.applied_count
 
     async def _apply(self, batch: dict[TopicPartition, list[ConsumerRecord]]) -> None:
