@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import importlib.util
+import json
+import os
 import signal
 import subprocess
 import sys
@@ -66,6 +68,9 @@ def test_the_example_agent_talks_to_ledger_serve_through_kafka(tmp_path):
     if "serve" not in parser()._subparsers._group_actions[0].choices:
         pytest.skip("ledger serve is not registered")
     url = f"sqlite:///{tmp_path}/k.db"
+    added = subprocess.run([sys.executable, "-c", LEDGER, "agents", "add", "--db", url, "--business",
+                            "mama-put-wholesale", "--agent", "example-agent"], capture_output=True, check=True)
+    env = {**os.environ, "LEDGER_AGENT_TOKEN": json.loads(added.stdout)["token"]}  # serve checks it
     with broker.running_broker(str(tmp_path / "broker.log")) as bootstrap:
         serve = subprocess.Popen([sys.executable, "-c", LEDGER, "serve", "--create-topics",
                                   "--bootstrap-servers", bootstrap, "--db", url],
@@ -76,7 +81,7 @@ def test_the_example_agent_talks_to_ledger_serve_through_kafka(tmp_path):
                 assert time.monotonic() < deadline and serve.poll() is None, (tmp_path / "serve.log").read_text()
                 time.sleep(0.1)
             done = subprocess.run([sys.executable, str(AGENT), "--bootstrap", bootstrap, "--db", url],
-                                  capture_output=True, text=True, timeout=120)
+                                  capture_output=True, text=True, timeout=120, env=env)
         finally:
             serve.send_signal(signal.SIGTERM)
             serve.wait(30)
