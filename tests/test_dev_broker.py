@@ -1,5 +1,6 @@
 """Kafka without Docker: `ledger dev broker` and the README's Kafka session on it, start to
-finish (serve, submit, an outcome, SIGTERM), as a newcomer would type it."""
+finish (serve, the catalogue, an agent's token, submit, an outcome, SIGTERM), as a newcomer
+would type it."""
 from __future__ import annotations
 
 import json
@@ -53,6 +54,10 @@ def test_the_readme_kafka_session_runs_on_the_dev_broker(tmp_path):
         started(serve, b"serving ")
         shop = subprocess.run([LEDGER, "submit", "--admin", str(ROOT / "examples" / "shop.jsonl")], env=env,
                               capture_output=True, timeout=120)
+        agent = subprocess.run([LEDGER, "agents", "add", "--business", "mama-put-wholesale", "--agent", "bot"],
+                               env=env, capture_output=True, timeout=120)
+        assert agent.returncode == 0, agent.stderr.decode()
+        env["LEDGER_AGENT_TOKEN"] = json.loads(agent.stdout)["token"]
         order = {"command_id": "k1", "type": "PlaceOrder", "business_id": "mama-put-wholesale", "agent_id": "bot",
                  "conversation_id": "c1", "turn_id": "t1", "facts": {
                      "customer_id": {"status": "known", "value": "cust-ada", "source": "session"},
