@@ -118,11 +118,11 @@ def test_the_owner_approves_raises_the_limit_and_closes_with_a_note_on_any_scree
             if width == PHONE["width"]:
                 page.screenshot(path=str(shots / f"phone-{name}.png"), full_page=True)
         page.goto(base)
-        if width == DESKTOP["width"]:
-            page.screenshot(path=str(shots / "approve.png"))
 
         # Approve: the order as claimed, at today's prices, against the limit; then one click.
         item = page.locator(f'[data-escalation="{ids["approve"]}"]')
+        if width == DESKTOP["width"]:
+            item.screenshot(path=str(shots / "approve.png"))  # the item whole, its buttons included
         shown = item.inner_text().replace("\xa0", " ")
         assert "NGN 1,350.00" in shown and "NGN 1,000.00" in shown  # the order's total now, the limit
         loaded, clicks = time.monotonic(), 0
