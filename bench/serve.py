@@ -1,6 +1,6 @@
 """How many commands a second `ledger serve` sustains end to end, on a local Tansu broker.
 
-    .venv/bin/python -m bench.serve --commands 20000 [--processes 1|2] [--db URL]
+    .venv/bin/python -m bench.serve --commands 20000 [--processes 1|2] [--db URL] [--auth off|on|both]
 
 Starts a broker as the tests do, creates the topics (6 partitions), starts the serve
 processes and applies each business's catalogue. Then, timed: produce the agent commands
@@ -9,6 +9,10 @@ and wait until every one has its outcome on `ledger.outcomes`. Prints commands/s
 first command sent to the last outcome received, and the CPU time the serve processes
 (all their threads, projector children not included) spent per command meanwhile: a shared
 machine stretches the wall clock far more than the CPU time. Without --db, a fresh SQLite file.
+
+--auth on: every business has an agent, each command carries its token (`ledger-token`) and
+serve checks it; off: `--open-agent-door`; both: off, on, off, on in one run (fresh ledger
+and topics each), so the cost of authentication is measured on one machine state.
 """
 from __future__ import annotations
 
@@ -26,9 +30,9 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 
 from bench.stage import from_end
 
-from consumers.topics import Topics, create_topics
+from consumers.topics import TOKEN_HEADER, Topics, create_topics
 from tests.broker import running_broker
-from tests.kafka_support import Serve, mixed_commands, setup_commands, wait_until
+from tests.kafka_support import Serve, agent_token, mixed_commands, setup_commands, wait_until
 
 businesses_count = 48
 outcome_wait_s_max = 600.0
@@ -52,11 +56,15 @@ class Outcomes:
                         self.last_at = time.monotonic()
 
 
-async def produce(bootstrap: str, topic: str, values: list[bytes]) -> None:
+async def produce(bootstrap: str, topic: str, values: list[bytes], tokens: dict[str, str] | None = None) -> None:
     producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=5, max_batch_size=1 << 18)
     await producer.start()
     try:
-        sent = [await producer.send(topic, v, key=orjson.loads(v)["business_id"].encode()) for v in values]
+        sent = []
+        for v in values:
+            business = orjson.loads(v)["business_id"]
+            headers = [(TOKEN_HEADER, tokens[business].encode())] if tokens else None
+            sent.append(await producer.send(topic, v, key=business.encode(), headers=headers))
         await asyncio.gather(*sent)
     finally:
         await producer.stop()
@@ -77,14 +85,14 @@ def ids(values: list[bytes]) -> set[str]:
 
 
 async def measure(bootstrap: str, topics: Topics, setup: list[bytes], agent: list[bytes],
-                  servers: list[Serve]) -> tuple[float, float, float]:
+                  servers: list[Serve], tokens: dict[str, str] | None = None) -> tuple[float, float, float]:
     outcomes = Outcomes(await from_end(bootstrap, topics.outcomes))
     await produce(bootstrap, topics.admin, setup)
     await outcomes.until(ids(setup))
     await asyncio.to_thread(wait_until, lambda: all("partitions assigned" in s.output() for s in servers),
                             120, "every server to get partitions")
     started, cpu_started = time.monotonic(), cpu_s(servers)
-    await produce(bootstrap, topics.commands, agent)
+    await produce(bootstrap, topics.commands, agent, tokens)
     produced = time.monotonic() - started
     await outcomes.until(ids(agent))
     cpu = cpu_s(servers) - cpu_started
@@ -97,30 +105,43 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--commands", type=int, default=20_000)
     p.add_argument("--processes", type=int, default=1)
     p.add_argument("--db", help="SQLAlchemy URL (default: a fresh SQLite file)")
+    p.add_argument("--auth", choices=["off", "on", "both"], default="off",
+                   help="agents' tokens checked (on), the door open (off), or both alternately (default off)")
     args = p.parse_args(argv)
+    rounds = {"off": [False], "on": [True], "both": [False, True, False, True]}[args.auth]
+    work = Path(tempfile.mkdtemp(prefix="bench-serve-"))
+    codes: list[int] = []
+    with running_broker(str(work / "broker.log")) as bootstrap:
+        for n, auth in enumerate(rounds):
+            codes += _round(args, bootstrap, work / f"round{n}", auth)
+    return 0 if all(c == 0 for c in codes) else 1
 
+
+def _round(args: argparse.Namespace, bootstrap: str, work: Path, auth: bool) -> list[int]:
+    work.mkdir()
     run = uuid.uuid4().hex[:6]  # ids of this run only, so a used database is fine
     names = [f"b{run}-{i}" for i in range(businesses_count)]
     setup = setup_commands(names, stock=10**9, credit_limit=10**12)
     agent = mixed_commands(args.commands, names, seed=1, prefix=f"c{run}")
-    work = Path(tempfile.mkdtemp(prefix="bench-serve-"))
     db = args.db or f"sqlite:///{work}/ledger.db"
-    topics = Topics()
-    with running_broker(str(work / "broker.log")) as bootstrap:
-        asyncio.run(create_topics(bootstrap, topics.names()))
-        # A group of its own: a used database holds the offsets of an earlier broker's topics.
-        servers = [Serve(bootstrap, db, topics, f"bench-{run}", work, name=f"serve{i}") for i in range(args.processes)]
-        for s in servers:
-            s.start()
-        try:
-            produced_s, elapsed_s, serve_cpu_s = asyncio.run(measure(bootstrap, topics, setup, agent, servers))
-        finally:
-            codes = [s.stop() for s in servers]
+    topics = Topics().prefixed(f"r{run}.")
+    tokens = {b: agent_token(db, b) for b in names} if auth else None
+    asyncio.run(create_topics(bootstrap, topics.names()))
+    # A group of its own: a used database holds the offsets of an earlier broker's topics.
+    servers = [Serve(bootstrap, db, topics, f"bench-{run}", work, name=f"serve{i}", tokens=auth)
+               for i in range(args.processes)]
+    for s in servers:
+        s.start()
+    try:
+        produced_s, elapsed_s, serve_cpu_s = asyncio.run(measure(bootstrap, topics, setup, agent, servers, tokens))
+    finally:
+        codes = [s.stop() for s in servers]
     backend = db.split(":", 1)[0]
-    print(f"{args.commands} commands, {args.processes} process(es), {backend}: produced in {produced_s:.2f}s, "
-          f"all outcomes in {elapsed_s:.2f}s -> {args.commands / elapsed_s:,.0f} commands/s, "
-          f"serve CPU {serve_cpu_s / args.commands * 1e6:.0f} us/command (serve exit {codes}; logs in {work})")
-    return 0 if all(c == 0 for c in codes) else 1
+    print(f"{args.commands} commands, {args.processes} process(es), {backend}, auth {'on' if auth else 'off'}: "
+          f"produced in {produced_s:.2f}s, all outcomes in {elapsed_s:.2f}s -> {args.commands / elapsed_s:,.0f} "
+          f"commands/s, serve CPU {serve_cpu_s / args.commands * 1e6:.0f} us/command (serve exit {codes}; logs in {work})",
+          flush=True)
+    return codes
 
 
 if __name__ == "__main__":
