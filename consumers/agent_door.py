@@ -31,7 +31,14 @@ def admit(keys: AgentKeys, messages: Sequence[tuple[Any, bytes]]) -> list[Item]:
     """(token header, value) pairs in, the door's reading of each out, in order. The tokens
     are read again first when they changed: a revocation counts from the next batch."""
     keys.refresh()
-    return [_admit(keys.find(token), value) for token, value in messages]
+    # A batch holds few distinct tokens: each is hashed and looked up once. (Filled from this
+    # batch's own headers only, so it tells nothing about the stored tokens.)
+    agents: dict[Any, Agent | None] = {}
+    items = []
+    for token, value in messages:
+        token = bytes(token) if isinstance(token, (bytearray, memoryview)) else token
+        items.append(_admit(agents[token] if token in agents else agents.setdefault(token, keys.find(token)), value))
+    return items
 
 
 def _admit(agent: Agent | None, raw: bytes) -> Item:

@@ -28,6 +28,7 @@ token_prefix = "lat_"  # so a leaked token is recognisable (secret scanners, log
 token_random_bytes = 32  # 256 bits
 # Longer headers are refused before hashing: nothing an attacker sends is hashed at length.
 token_chars_max = 128
+_PRINTABLE = bytes(range(0x21, 0x7F))  # what a token's characters may be: no space, no control
 id_chars_max = 128
 
 metadata = MetaData()
@@ -84,7 +85,7 @@ def read_token(header: Any) -> str | None:
         header = header.encode("utf-8", "replace")
     if not isinstance(header, (bytes, bytearray)) or not 0 < len(header) <= token_chars_max:
         return None
-    if not all(0x21 <= b <= 0x7E for b in header):
+    if bytes(header).translate(None, _PRINTABLE):  # anything left is not printable ASCII
         return None
     return header.decode("ascii")
 
