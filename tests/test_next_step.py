@@ -18,8 +18,8 @@ CONTRACT = Path(__file__).resolve().parents[2] / "shared" / "CONTRACT.md"
 CONTRACT_REASONS = [
     "malformed", "not_permitted", "command_id_reused", "unknown_facts", "conflicting_facts",
     "unknown_customer", "unknown_product", "insufficient_stock", "credit_limit_exceeded",
-    "unknown_order", "nothing_outstanding", "already_exists", "unknown_escalation", "already_closed", "unauthenticated",
-    "not_approvable"]
+    "unknown_order", "nothing_outstanding", "already_exists", "unknown_escalation", "already_closed", "amount_too_large",
+    "unauthenticated", "not_approvable"]
 
 
 def contract_reasons() -> list[str]:
@@ -52,6 +52,7 @@ EXAMPLES = {
     "unknown_escalation": blocked("unknown_escalation", details={"escalation_id": "esc-9"}),
     "already_closed": blocked("already_closed", details={"escalation_id": "esc-1", "status": "resolved"}),
     "not_approvable": blocked("not_approvable", details={"escalation_id": "esc-1"}),
+    "amount_too_large": blocked("amount_too_large", details={"field": "total", "limit": 2**53 - 1}),
     "unauthenticated": {"status": "rejected", "reason": "unauthenticated", "details": {"error": "unknown token"}},
 }
 
