@@ -27,7 +27,7 @@ def header(headers: Sequence[tuple[str, Any]] | None) -> Any:
     return found
 
 
-def admit(keys: AgentKeys, messages: Sequence[tuple[Any, bytes]]) -> list[Item]:
+def admit(keys: AgentKeys, messages: Sequence[tuple[Any, bytes | Rejection]]) -> list[Item]:
     """(token header, value) pairs in, the door's reading of each out, in order. The tokens
     are read again first when they changed: a revocation counts from the next batch."""
     keys.refresh()
@@ -41,7 +41,9 @@ def admit(keys: AgentKeys, messages: Sequence[tuple[Any, bytes]]) -> list[Item]:
     return items
 
 
-def _admit(agent: Agent | None, raw: bytes) -> Item:
+def _admit(agent: Agent | None, raw: bytes | Rejection) -> Item:
+    if isinstance(raw, Rejection):  # a record batch nobody can read: its token neither (kafka_unreadable.py)
+        return raw
     item = parse(raw, "agent")
     head: Any = item.command if isinstance(item, Parsed) else item
     if agent is None:

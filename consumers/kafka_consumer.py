@@ -21,11 +21,12 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListen
 from aiokafka.structs import ConsumerRecord
 from sqlalchemy import select
 
-from consumers import agent_door, offsets, outbox
+from consumers import agent_door, kafka_unreadable, offsets, outbox
 from ledger.retry import Backoff, first_line
 from consumers.follow import Follower
 from consumers.projecting import Projections, RelayTo
 from consumers.relay import metadata as relay_metadata, relay_positions
+from commands.parsing import Rejection
 from consumers.topics import Topics, default_group, fetch_wait_ms_default
 from ledger.agents import AgentKeys
 from ledger.bulk import no_cyclic_gc
@@ -106,6 +107,7 @@ class Server:
                 conn.execute(select(table).limit(0))
 
     async def _connect(self, stop: asyncio.Event) -> bool:
+        kafka_unreadable.install()  # a batch no codec here can read is answered, not polled for ever
         backoff = Backoff()
         while not stop.is_set():
             c = self.config
@@ -213,7 +215,7 @@ class Server:
                 return [*(offsets.advance(c.group, seen[tp], r) for tp, r in last.items()),
                         *outbox.insert(c.group, owed), *outbox.forget(c.group, tidy)]
 
-            values = [r.value or b"" for r in records]
+            values = [kafka_unreadable.raw(r) for r in records]
             tokens = [agent_door.header(r.headers) for r in records] if door == "agent" and self.agent_keys else None
             try:
                 # Off the event loop, however small the poll: a write that waits on a locked
@@ -233,7 +235,7 @@ class Server:
             await self._owed.put(owed)
             return
 
-    def _apply_now(self, values: list[bytes], door: str, extra: Callable[[list[dict]], list],
+    def _apply_now(self, values: list[bytes | Rejection], door: str, extra: Callable[[list[dict]], list],
                    tokens: list | None = None) -> None:
         """On the writer thread. The collector is back on only once the batch's temporaries are
         gone: re-enabled with them alive, its first pass walked them all (~2% of a batch).

@@ -148,13 +148,17 @@ class Ledger:
 
     # --- commands -------------------------------------------------------------
 
-    def handle(self, raws: Sequence[bytes | str | Oversized], door: str, extra: Extra | None = None) -> list[Outcome]:
-        """One outcome per raw command, in order, all written in one transaction."""
+    def handle(self, raws: Sequence[bytes | str | Oversized | Rejection], door: str,
+               extra: Extra | None = None) -> list[Outcome]:
+        """One outcome per raw command, in order, all written in one transaction. A door that
+        could not even read an input (a Kafka record batch no codec decodes) passes its Rejection."""
         started = time.perf_counter()
         with no_cyclic_gc():
-            return self.handle_items([parse(raw, door) for raw in raws], raws, door, extra, started)
+            return self.handle_items([raw if isinstance(raw, Rejection) else parse(raw, door) for raw in raws],
+                                     raws, door, extra, started)
 
-    def handle_items(self, items: list[Parsed | NotPermitted | Rejection], raws: Sequence[bytes | str | Oversized],
+    def handle_items(self, items: list[Parsed | NotPermitted | Rejection],
+                     raws: Sequence[bytes | str | Oversized | Rejection],
                      door: str, extra: Extra | None = None, started: float | None = None) -> list[Outcome]:
         """As `handle`, for commands a door has already read (and maybe refused: see agent_door.py)."""
         started = time.perf_counter() if started is None else started
