@@ -5,7 +5,8 @@ transaction with the offsets they move and the outbox rows they owe. Only after 
 are outcomes published; events follow from the log (see relay.py), and so do the
 projections `ledger audit` reads, both in a second process (see projecting.py). Whatever
 fails is tried again, with backoff, from what the database says: a command is never lost,
-never applied twice, never half applied.
+never applied twice, never half applied. Every retry ends on the stop signal: what was not
+committed then is applied on the next start.
 """
 from __future__ import annotations
 
@@ -67,8 +68,9 @@ class Server:
         self.published: dict[TopicPartition, int] = {}
         self.applied_count = 0
         self._busy = asyncio.Lock()  # held while a batch is in hand; a rebalance waits for it
+        self._stop = asyncio.Event()  # set by run's caller: ends every retry
+        self.unfinished: str | None = None  # why the stop left work undone (then exit 1)
         self._owed: asyncio.Queue[list[outbox.Owed] | None] = asyncio.Queue(outbox_batches_max)
-        self._closing = False
         # Every batch is applied on this one thread. glibc gives each thread that allocates an
         # arena of its own, and an arena keeps what a batch freed (~18 MB) for its next
         # allocations: batches spread over the default pool's threads held that once a thread,
@@ -85,8 +87,10 @@ class Server:
 
     async def run(self, stop: asyncio.Event) -> None:
         """Serve until `stop` is set; then finish the batch in hand and hand over cleanly."""
+        self._stop = stop
         await asyncio.to_thread(self._prepare_tables)
         if not await self._connect(stop):
+            self.unfinished = f"stopped before Kafka at {self.config.bootstrap} could be reached"
             return
         # Once a second: the child is started (again, if it died) and looks for what others
         # wrote; it is woken sooner after each batch's outcomes are out.
@@ -139,7 +143,6 @@ class Server:
 
     async def _finish(self, tasks: Sequence[asyncio.Task]) -> None:
         assert self.consumer is not None and self.producer is not None
-        self._closing = True
         await self._owed.put(None)
         done, _ = await asyncio.wait(tasks, timeout=drain_s)
         for task in tasks:
@@ -196,7 +199,7 @@ class Server:
                 fresh = [r for r in records if skip is None or r.offset > skip]
                 by_door.setdefault(self.config.topics.door(tp.topic), []).extend(fresh)
             for door in ("owner", "agent"):  # the owner's catalogue before the orders that need it
-                if by_door.get(door):
+                if by_door.get(door) and self.unfinished is None:
                     await self._handle(door, by_door[door])
 
     async def _handle(self, door: str, records: list[ConsumerRecord]) -> None:
@@ -225,7 +228,10 @@ class Server:
                 await asyncio.get_running_loop().run_in_executor(self._writer, self._apply_now, values, door, extra, tokens)
             except Exception as exc:
                 log.warning("applying %d %s commands failed (%s); retrying", len(records), door, first_line(exc))
-                await backoff.sleep()
+                await backoff.sleep(self._stop)
+                if self._stop.is_set():  # not committed: the next start applies them
+                    self.unfinished = f"stopped with {len(records)} {door} commands not applied ({first_line(exc)})"
+                    return
                 records = await self._resync(records)
                 continue
             for tp, r in last.items():
@@ -297,9 +303,9 @@ class Server:
                     break
                 except Exception as exc:
                     log.warning("publishing failed (%s); retrying", first_line(exc))
-                    if self._closing:
+                    await backoff.sleep(self._stop)
+                    if self._stop.is_set():
                         return  # they stay in the outbox for the next start
-                    await backoff.sleep()
             for tp, upto in done.items():
                 self.published[tp] = max(self.published.get(tp, -1), upto)
             self._owed.task_done()
@@ -360,7 +366,9 @@ class Server:
                 break
             except Exception as exc:
                 log.warning("reading stored offsets failed (%s); retrying", first_line(exc))
-                await backoff.sleep()
+                await backoff.sleep(self._stop)
+                if self._stop.is_set():
+                    return
         async with self._busy:
             for tp in assigned:
                 found = stored.get(tp)

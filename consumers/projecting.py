@@ -142,7 +142,10 @@ async def _follow(store: Store, wakes: Connection, relay_to: RelayTo | None) -> 
             task.cancel()
         if relaying is not None:  # what the writer appended while the last steps ran
             await relaying.last()
-        await projecting.step()
+        try:
+            await projecting.step()
+        except Exception as exc:  # the database away: the next start (or `ledger audit`) catches up
+            log.warning("at the end: projections: %s", first_line(exc))
     finally:
         store.close()
 

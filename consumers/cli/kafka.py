@@ -105,15 +105,18 @@ async def _serve(args: argparse.Namespace) -> int:
 
     bootstrap, topics = bootstrap_servers(args.bootstrap_servers), _topics(args)
     ledger = await retrying_async(lambda: asyncio.to_thread(open_ledger, args), stop, "opening the database")
+    if ledger is None:
+        return _stopped("stopped before the database could be opened")
     # The broker's errors are its own classes: any failure here but the topics' is the broker's way, tried again.
     try:
-        await retrying_async(lambda: ensure_topics(bootstrap, topics.names(), args.create_topics, args.partitions,
-                                                   args.replication_factor),
-                             stop, "checking topics", should_retry=lambda exc: not isinstance(exc, TopicsError))
+        partitions = await retrying_async(
+            lambda: ensure_topics(bootstrap, topics.names(), args.create_topics, args.partitions,
+                                  args.replication_factor),
+            stop, "checking topics", should_retry=lambda exc: not isinstance(exc, TopicsError))
     except TopicsError as exc:
         raise UsageError(str(exc)) from exc
-    if stop.is_set():
-        return 0
+    if partitions is None:
+        return _stopped(f"stopped before the topics on {bootstrap} could be checked")
     server = Server(ledger, ServeConfig(bootstrap=bootstrap, group=args.group, topics=topics,
                                         session_timeout_ms=args.session_timeout_ms, fetch_wait_ms=args.fetch_wait_ms,
                                         open_agent_door=args.open_agent_door))
@@ -129,7 +132,14 @@ async def _serve(args: argparse.Namespace) -> int:
     finally:
         for runner in runners:
             await runner.cleanup()
-    return 0
+    return _stopped(server.unfinished) if server.unfinished else 0
+
+
+def _stopped(why: str) -> int:
+    """A stop that left work undone (the database or Kafka away): exit 1, with the reason."""
+    print(f"ledger: operational failure: {why}; what was not committed is applied on the next start",
+          file=sys.stderr, flush=True)
+    return 1
 
 
 def _give_up() -> None:
