@@ -35,8 +35,8 @@ def is_refusal(error: str) -> bool:
     return error.startswith(_PREFIXES)
 
 
-def refused_command(item: Parsed | NotPermitted | Rejection, raw: bytes | str | Oversized, error: Exception,
-                    batch_error: Exception) -> Rejection:
+def refused_command(item: Parsed | NotPermitted | Rejection, raw: bytes | str | Oversized | Rejection,
+                    error: Exception, batch_error: Exception) -> Rejection:
     """The command the database refused, as a rejection. Its envelope ids passed the gate
     and are kept; if even that is refused, the rejection keeps none of them; if that is
     refused too, the database refuses everything: the batch's error is raised."""

@@ -168,7 +168,7 @@ class Ledger:
         return outcomes
 
     def _handle(self, items: list[Parsed | NotPermitted | Rejection], extra: Extra | None,
-                raws: Sequence[bytes | str | Oversized]) -> list[Outcome]:
+                raws: Sequence[bytes | str | Oversized | Rejection]) -> list[Outcome]:
         """Decide and write; a command the database refuses is answered on its own.
 
         A refusal that is neither a lost race nor the connection's (those are raised, for the
