@@ -22,12 +22,12 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListen
 from aiokafka.structs import ConsumerRecord
 from sqlalchemy import select
 
+from commands.parsing import Rejection
 from consumers import agent_door, kafka_unreadable, offsets, outbox
 from ledger.retry import Backoff, first_line
 from consumers.follow import Follower
 from consumers.projecting import Projections, RelayTo
 from consumers.relay import metadata as relay_metadata, relay_positions
-from commands.parsing import Rejection
 from consumers.topics import Topics, default_group, fetch_wait_ms_default
 from ledger.agents import AgentKeys
 from ledger.bulk import no_cyclic_gc
