@@ -14,11 +14,11 @@ from aiokafka.record.default_records import DefaultRecordBatchBuilder
 from aiokafka.record.util import calc_crc32c
 
 from consumers.kafka_unreadable import UNREADABLE_HEADER, SafeRecords, raw
-from consumers.topics import ERROR_HEADER, SOURCE_HEADER
+from consumers.topics import ERROR_HEADER, SOURCE_HEADER, TOKEN_HEADER
 from ledger.store import Store
 from tests import builders as b
-from tests.kafka_support import (Serve, events_by_command, kafka_db, new_topics, outcomes_by_command,  # noqa: F401
-                                 produce, read_topic)
+from tests.kafka_support import (Serve, agent_token, events_by_command, kafka_db, new_topics,  # noqa: F401
+                                 outcomes_by_command, produce, read_topic)
 
 _CRC_AT, _ATTRIBUTES_AT = 17, 21
 
@@ -118,6 +118,32 @@ def test_a_corrupt_batch_goes_to_the_dlq_once_and_its_partition_moves_on(kafka_b
     assert sorted(again, key=str) == sorted([*outcomes, "later"], key=str)
     assert all(len(copies) == 1 for copies in again.values())
     assert events_by_command(Store(kafka_db))[None] == ["CommandRejected"]
+
+
+@pytest.mark.kafka
+def test_behind_the_token_check_an_unreadable_batch_is_still_answered_for_what_it_is(kafka_bootstrap, tmp_path):
+    topics, db = new_topics(kafka_bootstrap, partitions=1), f"sqlite:///{tmp_path}/ledger.db"
+    token = agent_token(db, "shop-1").encode()
+    produce_batch(kafka_bootstrap, TopicPartition(topics.commands, 0), batch([escalate("lost")], bad_crc=True))
+
+    async def signed() -> None:
+        producer = AIOKafkaProducer(bootstrap_servers=kafka_bootstrap)
+        await producer.start()
+        try:
+            await producer.send_and_wait(topics.commands, escalate("signed"), partition=0,
+                                         headers=[(TOKEN_HEADER, token)])
+        finally:
+            await producer.stop()
+    asyncio.run(signed())
+
+    with Serve(kafka_bootstrap, db, topics, "ledger-unreadable-door", tmp_path, tokens=True) as serve:
+        answers = outcomes_by_command(read_topic(kafka_bootstrap, topics.outcomes, until=lambda rs: len(rs) >= 2))
+        assert serve.stop() == 0, serve.output()
+
+    [unreadable] = answers[None]
+    assert (unreadable["status"], unreadable["reason"]) == ("rejected", "malformed")
+    assert unreadable["details"]["error"].startswith("unreadable record batch")
+    assert answers["signed"][0]["status"] == "accepted"
 
 
 def test_a_record_of_a_readable_batch_is_passed_on_as_it_came():
