@@ -22,6 +22,8 @@ from typing import Any
 from sqlalchemy import BigInteger, Column, LargeBinary, MetaData, Table, inspect
 from sqlalchemy.engine import Connection, Engine
 
+from ledger.sql import pages
+
 GENESIS = bytes(32)
 chain_rows_per_page = 5000
 
@@ -217,20 +219,6 @@ def verify_store(store: Any, anchor: tuple[int, bytes] | None = None) -> Verdict
 
 def _stored_links(engine: Engine, stop: int) -> Iterator[list[tuple[int, bytes]]]:
     """The chain's (position, link) rows up to `stop`, a page a query on a connection of its own."""
-    mark = "?" if engine.dialect.paramstyle == "qmark" else "%s"
-    sql = (f"SELECT position, hash FROM ledger_chain WHERE position > {mark} AND position <= {mark}"
+    sql = ("SELECT position, hash FROM ledger_chain WHERE position > ? AND position <= ?"
            f" ORDER BY position LIMIT {chain_rows_per_page}")
-    after = 0
-    while True:
-        with engine.connect() as conn:
-            dbapi = conn.connection.dbapi_connection
-            cursor = dbapi.cursor(binary=True) if conn.dialect.name == "postgresql" else dbapi.cursor()
-            try:
-                page = cursor.execute(sql, (after, stop)).fetchall()
-            finally:
-                cursor.close()
-        if page:
-            yield page
-        if len(page) < chain_rows_per_page:
-            return
-        after = page[-1][0]
+    yield from pages(engine, sql, 0, stop, chain_rows_per_page)

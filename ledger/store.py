@@ -22,6 +22,7 @@ from sqlalchemy.exc import IntegrityError as SQLAlchemyIntegrityError
 from sqlalchemy.sql import Executable
 
 from ledger import chain
+from ledger.sql import driver_sql, pages
 from ledger import events as ev
 from ledger.claims_migration import claims_by_business
 from ledger.state import BusinessState, Link, Order
@@ -141,19 +142,14 @@ def _insert_postgres(conn: Connection, table: str, rows: Sequence[tuple[uuid.UUI
     return list(range(last - len(rows) + 1, last + 1))
 
 
-def _driver_sql(conn: Any, sql: str) -> str:
-    """SQL written with `?` marks, in the driver's own style."""
-    return sql if conn.dialect.paramstyle == "qmark" else sql.replace("?", "%s")
-
-
 def _executemany(conn: Any, sql: str, rows: Sequence[tuple]) -> None:
     """The driver's executemany: SQLAlchemy's per-row parameter handling cost ~6% of a batch."""
     if rows:
-        conn.exec_driver_sql(_driver_sql(conn, sql), rows)
+        conn.exec_driver_sql(driver_sql(conn, sql), rows)
 
 
 def _query(conn: Any, sql: str, parameters: tuple) -> list[tuple]:
-    result = conn.exec_driver_sql(_driver_sql(conn, sql), parameters)
+    result = conn.exec_driver_sql(driver_sql(conn, sql), parameters)
     rows = result.cursor.fetchall()
     result.close()
     return rows
@@ -351,27 +347,11 @@ class Store:
             after = page[-1][at]
 
     def rows(self, start: int = 1, stop: int | None = None) -> Iterator[list[tuple[int, str, bytes]]]:
-        """The log's (position, topic, state) rows from `start` to `stop` (inclusive), a page a
-        query, on the driver's own cursor: plain tuples, and PostgreSQL's in binary (in text
-        a bytea comes as hex, twice the bytes to send and decode: 1M events 2.0-2.5 -> 0.9 s).
-        A connection a page: no snapshot is held open for the whole log."""
+        """The log's (position, topic, state) rows from `start` to `stop` (inclusive), a page at a time."""
         table = self.recorder.events_record_cls.__table__.name
         upto = "" if stop is None else " AND id <= ?"
         sql = f'SELECT id, topic, state FROM "{table}" WHERE id > ?{upto} ORDER BY id LIMIT {notifications_page_max}'
-        after = start - 1
-        while True:
-            with self.engine.connect() as conn:
-                dbapi = conn.connection.dbapi_connection
-                cursor = dbapi.cursor(binary=True) if conn.dialect.name == "postgresql" else dbapi.cursor()
-                try:
-                    page = cursor.execute(_driver_sql(conn, sql), (after,) if stop is None else (after, stop)).fetchall()
-                finally:
-                    cursor.close()
-            if page:
-                yield page
-            if len(page) < notifications_page_max:
-                return
-            after = page[-1][0]
+        yield from pages(self.engine, sql, start - 1, stop, notifications_page_max)
 
     def max_position(self) -> int:
         return self.recorder.max_notification_id() or 0
