@@ -7,19 +7,17 @@ audit` view and `ledger replay` still answer.
 """
 from __future__ import annotations
 
-import asyncio
 import json
 
-import aiohttp
 import orjson
-import pytest
 
-from consumers.webhook_http import start, webhook_path
+from consumers.webhook_http import webhook_path
 from ledger.payments import signature_header
 from projections.columns import COLUMNS
 from tests.given import an_order_with_a_link
 from tests.projected import audit
 from tests.test_cli import jsonl, ledger_run
+from tests.test_payments_http import exchange
 
 # Each hostile value as the JSON text that goes in the body (a lone surrogate can only be an escape).
 VALUES = {
@@ -58,20 +56,7 @@ def webhook_body(field: str, value_json: str, reference: str, event_id: str) -> 
 
 
 def send_all(ledger, requests: list[tuple[bytes, dict[str, str]]]) -> list[tuple[int, dict]]:
-    async def run():
-        runner = await start(ledger, "127.0.0.1:0")
-        host, port = runner.addresses[0][:2]
-        answers = []
-        try:
-            async with aiohttp.ClientSession() as session:
-                for body, headers in requests:
-                    async with session.post(f"http://{host}:{port}{webhook_path}", data=body, headers=headers) as r:
-                        raw = await r.read()
-                        answers.append((r.status, orjson.loads(raw) if r.content_type == "application/json" else {}))
-        finally:
-            await runner.cleanup()
-        return answers
-    return asyncio.run(run())
+    return exchange(ledger, *[("POST", webhook_path, body, headers) for body, headers in requests])
 
 
 def test_every_hostile_webhook_field_is_answered_and_every_read_still_works(ledger, store, db_url):
