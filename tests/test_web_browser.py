@@ -51,6 +51,14 @@ def shots(tmp_path) -> Path:
     return folder
 
 
+def click_until_gone(item, button: str) -> tuple[int, float]:
+    """Click the item's button once; the clicks and seconds until the item leaves the page."""
+    started = time.monotonic()
+    item.get_by_role("button", name=button).click()
+    item.wait_for(state="detached")
+    return 1, time.monotonic() - started
+
+
 def test_a_false_promise_is_dismissed_in_one_click_and_the_log_names_who(browser, tmp_path, shots):
     db_url = f"sqlite:///{tmp_path}/web.db"
     ids = given_two_shops(db_url)
@@ -64,11 +72,7 @@ def test_a_false_promise_is_dismissed_in_one_click_and_the_log_names_who(browser
         assert page.locator("[data-escalation]").count() == 1  # shop B's escalation is not shop A's
         page.screenshot(path=str(shots / "queue.png"))
 
-        loaded, clicks = time.monotonic(), 0
-        item.get_by_role("button", name="Dismiss").click()
-        clicks += 1
-        item.wait_for(state="detached")
-        seconds = time.monotonic() - loaded
+        clicks, seconds = click_until_gone(item, "Dismiss")
         print(f"\nclearing one false positive: {clicks} click, {seconds:.2f} s from page load to the item gone")
 
         assert page.locator("[role=status]").inner_text() == f"Dismissed {ids['a']}."
@@ -125,11 +129,7 @@ def test_the_owner_approves_raises_the_limit_and_closes_with_a_note_on_any_scree
             item.screenshot(path=str(shots / "approve.png"))  # the item whole, its buttons included
         shown = item.inner_text().replace("\xa0", " ")
         assert "NGN 1,350.00" in shown and "NGN 1,000.00" in shown  # the order's total now, the limit
-        loaded, clicks = time.monotonic(), 0
-        item.get_by_role("button", name="Approve order").click()
-        clicks += 1
-        item.wait_for(state="detached")
-        seconds = time.monotonic() - loaded
+        clicks, seconds = click_until_gone(item, "Approve order")
         print(f"\napproving a blocked order at {width} px: {clicks} click, {seconds:.2f} s from page load to placed")
         assert page.locator("[role=status]").inner_text().startswith(f"Approved {ids['approve']}: order ord-")
 
