@@ -1,0 +1,126 @@
+"""The product's shape, as issue 14 counts it: `python -m bench.shape [--json]`.
+
+Reads the product's packages (commands, ledger, projections, consumers) with `ast`, runs
+nothing: modules over 300 lines, functions over 40, the serve loop class's length (`Server`,
+or the largest class in consumers/kafka once it has another name), the modules that branch
+on the SQL dialect, whether decide.py still names `orders_read`, and the total line count.
+Plain text for a person; `--json` for a machine (one object).
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import sys
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+packages = ("commands", "ledger", "projections", "consumers")
+module_lines_max = 300
+function_lines_max = 40
+dialect_marks = ("dialect.name", "paramstyle")
+serve_class_name = "Server"
+serve_room = "consumers/kafka"
+
+
+@dataclass(frozen=True)
+class Span:
+    name: str  # path, or path:qualified.name
+    lines: int
+
+
+@dataclass
+class Shape:
+    modules: int = 0
+    lines_total: int = 0
+    modules_over: list[Span] = field(default_factory=list)
+    functions_over: list[Span] = field(default_factory=list)
+    serve_class: Span | None = None
+    largest_class: Span | None = None
+    dialect_modules: list[Span] = field(default_factory=list)  # lines = mentions
+    decide_names_orders_read: bool = False
+
+
+def _spans(tree: ast.AST, prefix: str = "") -> list[tuple[str, ast.AST]]:
+    """Every function and class, nested ones too, with its qualified name."""
+    found = []
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            name = f"{prefix}{node.name}"
+            found.append((name, node))
+            found.extend(_spans(node, f"{name}."))
+        else:
+            found.extend(_spans(node, prefix))
+    return found
+
+
+def _length(node: ast.AST) -> int:
+    return node.end_lineno - node.lineno + 1
+
+
+def _largest(classes: list[Span]) -> Span | None:
+    return max(classes, key=lambda span: span.lines, default=None)
+
+
+def measure(root: Path) -> Shape:
+    shape, classes = Shape(), []
+    for package in packages:
+        for path in sorted((root / package).rglob("*.py")):
+            rel = path.relative_to(root).as_posix()
+            text = path.read_text(encoding="utf-8")
+            lines = len(text.splitlines())
+            shape.modules += 1
+            shape.lines_total += lines
+            if lines > module_lines_max:
+                shape.modules_over.append(Span(rel, lines))
+            mentions = sum(text.count(mark) for mark in dialect_marks)
+            if mentions:
+                shape.dialect_modules.append(Span(rel, mentions))
+            if rel == "ledger/decide.py":
+                shape.decide_names_orders_read = "orders_read" in text
+            for name, node in _spans(ast.parse(text, rel)):
+                span = Span(f"{rel}:{name}", _length(node))
+                if isinstance(node, ast.ClassDef):
+                    classes.append(span)
+                elif span.lines > function_lines_max:
+                    shape.functions_over.append(span)
+    named = [c for c in classes if c.name.split(":")[1] == serve_class_name]
+    in_room = [c for c in classes if c.name.startswith(serve_room + "/")]
+    shape.serve_class = _largest(named) or _largest(in_room)
+    shape.largest_class = _largest(classes)
+    for spans in (shape.modules_over, shape.functions_over, shape.dialect_modules):
+        spans.sort(key=lambda span: (-span.lines, span.name))
+    return shape
+
+
+def _listing(title: str, spans: list[Span], unit: str) -> list[str]:
+    return [f"{title}: {len(spans)}"] + [f"  {s.lines:5} {unit}  {s.name}" for s in spans]
+
+
+def render(shape: Shape) -> str:
+    def one(span: Span | None) -> str:
+        return f"{span.lines} lines ({span.name})" if span else "none"
+
+    out = [f"product ({', '.join(packages)}): {shape.modules} modules, {shape.lines_total} lines"]
+    out += _listing(f"modules over {module_lines_max} lines", shape.modules_over, "lines")
+    out += _listing(f"functions over {function_lines_max} lines", shape.functions_over, "lines")
+    out.append(f"serve loop class: {one(shape.serve_class)}")
+    out.append(f"largest class: {one(shape.largest_class)}")
+    out += _listing(f"modules naming {' or '.join(dialect_marks)}", shape.dialect_modules, "times")
+    out.append(f"decide.py names orders_read: {'yes' if shape.decide_names_orders_read else 'no'}")
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.shape", description=__doc__.splitlines()[0])
+    parser.add_argument("--json", action="store_true", help="one JSON object instead of text")
+    parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parent.parent,
+                        help="the repository to measure (default: this one)")
+    args = parser.parse_args(argv)
+    shape = measure(args.root)
+    print(json.dumps(asdict(shape), indent=1) if args.json else render(shape))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
