@@ -151,7 +151,7 @@ class View:
 def insert(conn: Connection, table: Table, rows: list[Row]) -> None:
     """Bulk insert below SQLAlchemy's per-row parameter handling, which cost more than the fold.
 
-    PostgreSQL gets COPY (~5x executemany there); SQLite one executemany of the rows, on the
+    PostgreSQL gets COPY (far cheaper than executemany there); SQLite one executemany of the rows, on the
     driver's cursor (SQLAlchemy's would want each list made a tuple first); anything else the
     plain Core insert.
     """
