@@ -2,8 +2,8 @@
 
 Deciding a batch and folding a page make no reference cycles, but they allocate tens of
 thousands of objects, and each collection pass walks everything long-lived as well (the
-in-memory state, a projector's kept rows): with it on, `ledger process` spent ~40% of its
-time in the collector. Reference counting still frees everything; a cycle made anyway is
+in-memory state, a projector's kept rows): with it on, the collector's work grows with the
+state, not with the batch. Reference counting still frees everything; a cycle made anyway is
 collected once the collector is back on.
 """
 from __future__ import annotations
@@ -27,6 +27,6 @@ def no_cyclic_gc() -> Iterator[None]:
 def keep_survivors() -> None:
     """After a batch, in a process that keeps its state for its whole life: collect the batch's
     own cycles once, then exempt what survived (state, kept rows) from every later pass, which
-    would otherwise walk the growing state again and again (~6% of `ledger process`)."""
+    would otherwise walk the growing state again and again."""
     gc.collect(0)
     gc.freeze()
