@@ -12,6 +12,7 @@ import argparse
 import ast
 import json
 import sys
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -62,28 +63,32 @@ def _largest(classes: list[Span]) -> Span | None:
     return max(classes, key=lambda span: span.lines, default=None)
 
 
-def measure(root: Path) -> Shape:
-    shape, classes = Shape(), []
+def product_files(root: Path) -> Iterator[tuple[str, str]]:
+    """(path relative to root, text) of every module of the product, in path order."""
     for package in packages:
         for path in sorted((root / package).rglob("*.py")):
-            rel = path.relative_to(root).as_posix()
-            text = path.read_text(encoding="utf-8")
-            lines = len(text.splitlines())
-            shape.modules += 1
-            shape.lines_total += lines
-            if lines > module_lines_max:
-                shape.modules_over.append(Span(rel, lines))
-            mentions = sum(text.count(mark) for mark in dialect_marks)
-            if mentions:
-                shape.dialect_modules.append(Span(rel, mentions))
-            if rel == "ledger/decide.py":
-                shape.decide_names_orders_read = "orders_read" in text
-            for name, node in _spans(ast.parse(text, rel)):
-                span = Span(f"{rel}:{name}", _length(node))
-                if isinstance(node, ast.ClassDef):
-                    classes.append(span)
-                elif span.lines > function_lines_max:
-                    shape.functions_over.append(span)
+            yield path.relative_to(root).as_posix(), path.read_text(encoding="utf-8")
+
+
+def measure(root: Path) -> Shape:
+    shape, classes = Shape(), []
+    for rel, text in product_files(root):
+        lines = len(text.splitlines())
+        shape.modules += 1
+        shape.lines_total += lines
+        if lines > module_lines_max:
+            shape.modules_over.append(Span(rel, lines))
+        mentions = sum(text.count(mark) for mark in dialect_marks)
+        if mentions:
+            shape.dialect_modules.append(Span(rel, mentions))
+        if rel == "ledger/decide.py":
+            shape.decide_names_orders_read = "orders_read" in text
+        for name, node in _spans(ast.parse(text, rel)):
+            span = Span(f"{rel}:{name}", _length(node))
+            if isinstance(node, ast.ClassDef):
+                classes.append(span)
+            elif span.lines > function_lines_max:
+                shape.functions_over.append(span)
     named = [c for c in classes if c.name.split(":")[1] == serve_class_name]
     in_room = [c for c in classes if c.name.startswith(serve_room + "/")]
     shape.serve_class = _largest(named) or _largest(in_room)
