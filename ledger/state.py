@@ -8,7 +8,7 @@ from itertools import islice
 from ledger import events as ev
 
 
-# Slots: a business keeps every order it ever placed; ~40 bytes less each (1M orders: ~40 MB).
+# Slots: a full fold holds every order a business ever placed, so each one's size counts.
 @dataclass(slots=True)
 class Product:
     name: str
@@ -75,7 +75,7 @@ class BusinessState:
 
     def evolve(self, event: ev.Event) -> None:
         self.version += 1
-        # The dispatcher itself: `self._apply` would build a bound wrapper on every call (~20 us).
+        # The dispatcher itself: `self._apply` would build a bound wrapper on every call.
         _apply_for(type(event))(self, event)
 
     def keep_recent(self, orders_max: int) -> None:
