@@ -33,14 +33,14 @@ demo: $(BASE)
 test: $(STAMP) browser
 	$(BIN)/pytest
 
-# Debian's chromium for the browser test (tests/test_web_browser.py skips without it).
+# Debian's chromium for the browser test (tests/e2e/test_web_browser.py skips without it).
 browser:
 	@test -x /usr/bin/chromium || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) \
 		|| echo "chromium could not be installed: the browser test will be skipped" >&2
 
 # Refresh docs/*.png (queue, blocks, approve, phone-*) from the browser test.
 screenshots: $(STAMP) browser
-	LEDGER_SCREENSHOT_DIR=docs $(BIN)/pytest tests/test_web_browser.py
+	LEDGER_SCREENSHOT_DIR=docs $(BIN)/pytest tests/e2e/test_web_browser.py
 
 bench: $(STAMP)
 	$(BIN)/python -m bench

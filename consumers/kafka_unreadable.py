@@ -16,7 +16,7 @@ the DLQ, and the partition moves on past the batch.
 
 `install()` points aiokafka's fetcher at `SafeRecords`: the one place this module reaches
 into aiokafka (its fetcher looks `MemoryRecords` up by name for each fetch response).
-tests/test_kafka_unreadable.py holds it against the aiokafka installed.
+tests/e2e/test_kafka_unreadable.py holds it against the aiokafka installed.
 """
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """docs/events.md, generated from the event classes (`ledger docs events`), so it cannot drift:
-tests/test_event_docs.py holds that the committed file is what this prints.
+tests/unit/test_event_docs.py holds that the committed file is what this prints.
 
 A field's meaning is the glossary's entry for its name, then the comment on its line in the
 class; its type is the annotation; money and counts get their units here, by name, once.

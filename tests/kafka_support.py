@@ -55,7 +55,7 @@ class Serve:
     def __init__(self, bootstrap: str, db: str, topics: Topics, group: str, log_dir: Path, name: str = "serve",
                  options: Iterable[str] = (), tokens: bool = False):
         # Without `tokens` the agent door is open: most tests are about something else than
-        # agents' identity (tests/test_kafka_agent_door.py and the SQLite one use tokens).
+        # agents' identity (tests/e2e/test_kafka_agent_door.py and the SQLite one use tokens).
         self.argv = [LEDGER, "serve", "--bootstrap-servers", bootstrap, "--db", db, "--group", group,
                      "--session-timeout-ms", str(session_timeout_ms), *topic_args(topics), *options,
                      *([] if tokens else ["--open-agent-door"])]

@@ -16,7 +16,7 @@ from ledger.service import Ledger
 from ledger.store import Store
 from tests.given import an_order_with_a_link, appended, pay
 from tests.projected import audit
-from tests.test_cli import jsonl, ledger_run
+from tests.e2e.test_cli import jsonl, ledger_run
 
 
 def body(reference, amount=1000, business="shop-1", event_id="evt-1") -> bytes:

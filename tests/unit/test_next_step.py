@@ -13,7 +13,7 @@ from consumers.gate import FactsNotKnown, side_effect
 from consumers.next_step import ACTIONS, minor_units, next_step, table
 from tests.builders import conflict, customer, line, order, payment_link, product, raw
 
-CONTRACT = Path(__file__).resolve().parents[2] / "shared" / "CONTRACT.md"
+CONTRACT = Path(__file__).resolve().parents[3] / "shared" / "CONTRACT.md"
 # The contract's section 6 list, for a checkout without ../shared beside it.
 CONTRACT_REASONS = [
     "malformed", "not_permitted", "command_id_reused", "unknown_facts", "conflicting_facts",

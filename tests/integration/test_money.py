@@ -9,7 +9,7 @@ import pytest
 from consumers.money import money
 from tests.builders import command, known, line, order, raw
 from tests.given import a_shop, agent, owner, types, appended
-from tests.test_cli import jsonl, ledger_run
+from tests.e2e.test_cli import jsonl, ledger_run
 
 
 def set_currency(code, business: str = "shop-1") -> dict:

@@ -16,8 +16,8 @@ from ledger.payments import signature_header
 from projections.columns import COLUMNS
 from tests.given import an_order_with_a_link
 from tests.projected import audit
-from tests.test_cli import jsonl, ledger_run
-from tests.test_payments_http import exchange
+from tests.e2e.test_cli import jsonl, ledger_run
+from tests.integration.test_payments_http import exchange
 
 # Each hostile value as the JSON text that goes in the body (a lone surrogate can only be an escape).
 VALUES = {

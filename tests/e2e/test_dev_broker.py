@@ -17,7 +17,7 @@ from tests.broker import free_port
 from tests.kafka_support import LEDGER
 
 pytestmark = pytest.mark.kafka
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 start_s_max = 60.0
 
 

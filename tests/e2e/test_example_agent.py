@@ -16,7 +16,7 @@ import pytest
 from ledger.store import Store
 from tests.projected import audit
 
-AGENT = Path(__file__).resolve().parents[1] / "examples" / "agent.py"
+AGENT = Path(__file__).resolve().parents[2] / "examples" / "agent.py"
 LEDGER = "import sys; from consumers.cli import main; sys.exit(main())"
 
 

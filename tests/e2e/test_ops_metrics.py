@@ -18,7 +18,7 @@ from ledger.store import Store
 from tests import builders as b
 from tests.broker import free_port
 from tests.kafka_support import LEDGER, Serve, kafka_db, new_topics, wait_until  # noqa: F401
-from tests.test_kafka_serve import submit
+from tests.e2e.test_kafka_serve import submit
 from tests.web_support import TOKEN_A, _announced, given_two_shops, ledger_web
 
 SECRET = "a-secret-of-this-test"

@@ -11,7 +11,7 @@ from commands.tools import command_schema
 from commands.world import NotAFact, WorldState
 from consumers.agent_tools import StoreCatalog
 from tests.builders import product, raw
-from tests.test_tools import valid
+from tests.unit.test_tools import valid
 
 LINES = [{"sku": "rice", "quantity": 2}]
 

@@ -5,7 +5,7 @@ import pytest
 from sqlalchemy import create_engine, inspect
 
 from tests.inproc import jsonl, ledger_main
-from tests.test_cli import ledger_run
+from tests.e2e.test_cli import ledger_run
 from tests.given import a_shop
 
 READS = [["events"], ["audit", "blocks"], ["audit", "intents"], ["replay"], ["project"],

@@ -4,7 +4,7 @@ from projections.projector import Projector
 from tests.builders import UNKNOWN, conflict, known, line, order
 from tests.given import a_shop, agent
 from tests.projected import audit, every_row, one_row
-from tests.test_cli import jsonl, ledger_run
+from tests.e2e.test_cli import jsonl, ledger_run
 
 
 def test_a_blocked_row_holds_the_facts_as_claimed(ledger, store):

@@ -7,7 +7,7 @@ import re
 
 from ledger.store import Store
 from tests.projected import audit
-from tests.test_web import bearer, exchange
+from tests.e2e.test_web import bearer, exchange
 from tests.web_support import SHOP_A, SHOP_B, TOKEN_A, csrf_of, given_credit_blocks, ledger_web
 
 

@@ -5,7 +5,7 @@ import json
 from ledger.evidence import decisions
 from tests.builders import command, known, line, order
 from tests.given import a_shop, agent, owner
-from tests.test_cli import jsonl, ledger_run
+from tests.e2e.test_cli import jsonl, ledger_run
 
 
 def _record(store, command_id, business=None):

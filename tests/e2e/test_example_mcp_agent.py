@@ -6,7 +6,7 @@ from pathlib import Path
 
 import anyio
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "mcp_agent.py"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "mcp_agent.py"
 
 
 def test_the_scripted_model_is_blocked_when_vague_then_orders_what_it_looked_up_and_gets_a_link(tmp_path):

@@ -14,7 +14,7 @@ from tests import builders as b
 from tests.broker import free_port
 from tests.kafka_support import (LEDGER, Serve, kafka_db, new_topics, outcomes_by_command, produce,  # noqa: F401
                                  read_topic, topic_args, wait_until)
-from tests.test_kafka_faults import outage
+from tests.e2e.test_kafka_faults import outage
 
 pytestmark = [pytest.mark.kafka, pytest.mark.postgres]
 # Not a measurement: a bound that a serve retrying for ever (or waiting out its 30 s grace)

@@ -7,7 +7,7 @@ from pathlib import Path
 from ledger import events as ev
 from ledger.event_docs import render
 
-DOC = Path(__file__).resolve().parent.parent / "docs" / "events.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "events.md"
 
 
 def test_the_committed_events_doc_is_what_the_generator_prints():

@@ -189,7 +189,7 @@ def test_an_owner_approves_a_blocked_order_with_ledger_admin_apply(ledger, store
     from consumers.relay import event_row
     from tests.given import a_shop as a_real_shop, agent, appended, types
     from tests.projected import audit
-    from tests.test_cli import jsonl, ledger_run
+    from tests.e2e.test_cli import jsonl, ledger_run
 
     a_real_shop(ledger, credit_limit=50_000)
     [blocked] = agent(ledger, order("cust-1", [line("rice", 2)], SHOP))

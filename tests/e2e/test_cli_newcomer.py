@@ -13,9 +13,9 @@ import pytest
 
 from consumers.cli import logs
 from tests.builders import product
-from tests.test_cli import LEDGER, ledger_run, lines_of
+from tests.e2e.test_cli import LEDGER, ledger_run, lines_of
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def a_log_of(ledger, count: int) -> None:

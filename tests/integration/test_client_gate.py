@@ -1,5 +1,5 @@
 """The client-side gate (consumers/gate.py, consumers/agent_tools.py): a side effect runs only on
-known facts, and there is no way around it. (tests/test_gate.py is the ledger's own gate.)"""
+known facts, and there is no way around it. (tests/integration/test_gate.py is the ledger's own gate.)"""
 from __future__ import annotations
 
 import inspect

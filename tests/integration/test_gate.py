@@ -95,7 +95,7 @@ def test_all_known_the_event_holds_exactly_the_values_supplied(ledger, store):
     assert placed.type == "OrderPlaced"
     fields = placed.to_dict()
     assert fields.pop("recorded_at")
-    assert fields.pop("claimed")["facts"] == sent["facts"]  # the claim as given: tests/test_claimed.py
+    assert fields.pop("claimed")["facts"] == sent["facts"]  # the claim as given: tests/integration/test_claimed.py
     assert fields == {
         "business_id": "shop-1", "command_id": sent["command_id"], "agent_id": "bot",
         "conversation_id": "conv-9", "turn_id": "turn-3", "order_id": out["order_id"],
