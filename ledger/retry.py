@@ -79,10 +79,11 @@ class Backoff:
 
 def retrying(fn: Callable[[], T], stop: threading.Event, what: str,
              should_retry: Callable[[BaseException], bool] = transient) -> T | None:
-    """fn() until it succeeds (its result) or `stop` is set (None). A failure that is not
-    worth retrying is raised at once."""
+    """fn() until it succeeds (its result) or `stop` is set (None). It is tried once even if
+    `stop` is set already: a stop ends the retries, not the work in hand. A failure that is
+    not worth retrying is raised at once."""
     backoff = Backoff()
-    while not stop.is_set():
+    while True:
         try:
             return fn()
         except Exception as exc:
@@ -90,14 +91,17 @@ def retrying(fn: Callable[[], T], stop: threading.Event, what: str,
                 raise
             log.warning("%s failed (%s); retrying", what, first_line(exc))
             backoff.wait(stop)
-    return None
+            if stop.is_set():
+                return None
 
 
 async def retrying_async(fn: Callable[[], Awaitable[T]], stop: asyncio.Event, what: str,
-                         should_retry: Callable[[BaseException], bool] = transient) -> T | None:
-    """retrying() for a coroutine function, on an asyncio stop."""
+                         should_retry: Callable[[BaseException], bool] = transient,
+                         before_retry: Callable[[], Awaitable[object]] | None = None) -> T | None:
+    """retrying() for a coroutine function, on an asyncio stop. `before_retry` runs after each
+    wait, before the next try: to learn what changed meanwhile (what is stored now)."""
     backoff = Backoff()
-    while not stop.is_set():
+    while True:
         try:
             return await fn()
         except Exception as exc:
@@ -105,4 +109,7 @@ async def retrying_async(fn: Callable[[], Awaitable[T]], stop: asyncio.Event, wh
                 raise
             log.warning("%s failed (%s); retrying", what, first_line(exc))
             await backoff.sleep(stop)
-    return None
+            if stop.is_set():
+                return None
+            if before_retry is not None:
+                await before_retry()
