@@ -1,4 +1,5 @@
-# The ledger as an image: `ledger serve` by default (see docker-compose.yml).
+# The ledger as an image: `ledger serve` by default (see docker-compose.yml). Every door's extra is
+# installed (`all`: Kafka, PostgreSQL, the HTTP listeners with /metrics, MCP), so any subcommand runs.
 FROM python:3.11-slim
 
 WORKDIR /app
@@ -7,7 +8,7 @@ COPY commands ./commands
 COPY ledger ./ledger
 COPY projections ./projections
 COPY consumers ./consumers
-RUN pip install --no-cache-dir . && useradd --system --uid 10001 ledger
+RUN pip install --no-cache-dir '.[all]' && useradd --system --uid 10001 ledger
 
 USER ledger
 ENTRYPOINT ["ledger"]

@@ -3,8 +3,8 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/pip install -q --disable-pip-version-check
-BASE := $(VENV)/.installed-base  # the ledger alone: all `make demo` needs
-STAMP := $(VENV)/.installed      # the ledger, the test broker, the browser driver, the test tools
+BASE := $(VENV)/.installed-base  # the ledger alone (no door's libraries): all `make demo` needs
+STAMP := $(VENV)/.installed      # every door, the test broker, the browser driver, the test tools
 
 .PHONY: demo test bench clean browser screenshots broker
 
@@ -18,11 +18,11 @@ $(STAMP): $(BASE)
 	touch $(STAMP)
 
 $(VENV)/.installed-broker: $(BASE)
-	$(PIP) -e '.[broker]'
+	$(PIP) -e '.[broker,kafka]'
 	touch $@
 
 # A Kafka-protocol broker in memory on localhost:9092 (what the tests use), for trying `ledger serve`
-# and `ledger submit` without Docker. Ctrl-C stops it, and its topics go with it.
+# and `ledger submit` without Docker (the `kafka` extra comes with it). Ctrl-C stops it, and its topics go with it.
 broker: $(VENV)/.installed-broker
 	$(BIN)/ledger dev broker
 

@@ -11,6 +11,7 @@ from typing import Annotated, Any, ClassVar, Literal, Union, get_args
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
+from commands.currencies import is_currency
 from commands.facts import REQUIRED, UNKNOWN, Fact, Required
 from commands.limits import amount_max, id_chars_max, text_chars_max
 
@@ -53,9 +54,7 @@ FreeText = Annotated[StrictStr, Field(max_length=text_chars_max, json_schema_ext
 
 
 def _iso_4217(code: str) -> str:
-    from babel.numbers import list_currencies  # CLDR's table, loaded only when a currency is set
-
-    if code not in list_currencies():
+    if not is_currency(code):
         raise ValueError(f"{code!r} is not an ISO 4217 currency code")
     return code
 

@@ -1,23 +1,16 @@
 """Money as a person reads it: integer minor units shown in major units with the currency.
 
 `money(90000, "NGN")` is "NGN 900.00"; `money(500, "JPY")` is "JPY 500" (no minor unit). The
-digits per currency are CLDR's (Babel's `get_currency_precision`), not a list kept here. A
+digits per currency are CLDR's (commands/currencies.txt, generated from Babel), not a hand list. A
 business that set no currency has its amounts shown as they are stored, in minor units ("90000"). Machine output (JSON) never goes through here: it keeps the integers.
 """
 from __future__ import annotations
 
-from functools import cache
+from commands.currencies import minor_digits
 
 # The names amounts go by, in outcomes, events, details and views: what is shown as money.
 AMOUNTS = frozenset({"total", "paid", "outstanding", "credit_limit", "exposure", "unit_price", "order_total",
                      "amount", "line_total", "overpaid_amount"})
-
-
-@cache
-def minor_digits(currency: str) -> int:
-    from babel.numbers import get_currency_precision  # CLDR data: loaded on the first amount shown
-
-    return get_currency_precision(currency)
 
 
 def money(amount: int | None, currency: str | None) -> str:

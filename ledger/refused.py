@@ -17,18 +17,26 @@ def refusal_text(error: Exception) -> str:
     """The error in one line, cut and cleaned like an excerpt: "storage: ..." for the
     database's refusals; anything else is a fault of ours, answered the same way (no input
     may stop a door) but named as what it is, and logged with its stack."""
-    import sqlite3
-
-    import psycopg
     from sqlalchemy.exc import SQLAlchemyError
 
     from ledger.store import PersistenceError
-    if isinstance(error, (SQLAlchemyError, PersistenceError, psycopg.Error, sqlite3.Error)):
+    if isinstance(error, (SQLAlchemyError, PersistenceError, *_driver_errors())):
         kind = "storage"
     else:
         kind = "internal error"
         log.error("deciding a command failed; answered it rejected", exc_info=error)
     return excerpt(f"{kind}: {first_line(error)}")
+
+
+def _driver_errors() -> tuple[type[Exception], ...]:
+    """The database drivers' own errors (PostgreSQL's COPY raises psycopg's unwrapped)."""
+    import sqlite3
+
+    try:
+        import psycopg
+    except ImportError:  # no `postgres` extra: no psycopg error can be raised either
+        return (sqlite3.Error,)
+    return sqlite3.Error, psycopg.Error
 
 
 def is_refusal(error: str) -> bool:

@@ -36,7 +36,7 @@ def transient(exc: BaseException) -> bool:
     try:  # PostgreSQL's COPY raises the driver's own errors, unwrapped
         import psycopg
         drivers += (psycopg.OperationalError, psycopg.InterfaceError)
-    except ImportError:  # pragma: no cover - the driver ships with the ledger
+    except ImportError:  # no `postgres` extra: no psycopg error can be raised either
         pass
     return isinstance(exc, (sa.OperationalError, sa.InterfaceError, sa.TimeoutError, es.OperationalError,
                             es.InterfaceError, ConnectionError, TimeoutError, *drivers))

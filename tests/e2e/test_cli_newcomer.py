@@ -108,14 +108,15 @@ def test_log_format_may_follow_the_subcommand(db_url):
 
 
 def test_the_demo_data_ships_inside_the_package(tmp_path):
-    """What `pip install .` then `ledger demo` needs: the wheel holds the demo's script."""
+    """What `pip install .` then `ledger demo` needs: the wheel holds the demo's script and the currency table."""
     done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(ROOT)],
                           capture_output=True, timeout=600)
     assert done.returncode == 0, done.stderr.decode()
     [wheel] = tmp_path.glob("agent_ledger-*.whl")
 
     names = zipfile.ZipFile(wheel).namelist()
-    assert {"consumers/demo_data/shop.jsonl", "consumers/demo_data/conversation.jsonl"} <= set(names)
+    assert {"consumers/demo_data/shop.jsonl", "consumers/demo_data/conversation.jsonl",
+            "commands/currencies.txt"} <= set(names)
     assert b"deprecated" not in done.stderr.lower()
 
 
