@@ -9,11 +9,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Iterator
 
 from consumers.cli import (audit, demo, dev, docs, doors, export, fuzz, kafka, logs, lookups, notify, payments, tools,
                            verify, web)
 from consumers.cli import agents, mcp  # CONTRACT 13: agents' identity, the MCP door
 from consumers.cli.common import NoLedger, UsageError
+from consumers.cli.extras import MissingExtra, missing_extra
 from ledger.payments import PaymentConfigError
 
 SUBCOMMANDS = [doors, lookups, demo, tools, audit, payments, kafka, fuzz, notify, web, dev, verify, export, docs]
@@ -26,7 +28,9 @@ def parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     for module in SUBCOMMANDS:
         module.register(sub)
-    _add_log_format(p)
+    for each in _parsers(p):
+        _add_log_format(each)
+        each.set_defaults(prog=each.prog)  # "ledger dev broker": the innermost parser's, for the messages
     return p
 
 
@@ -39,14 +43,19 @@ def _version() -> str:
         return "unknown"
 
 
+def _parsers(p: argparse.ArgumentParser) -> Iterator[argparse.ArgumentParser]:
+    """p and every subcommand's parser under it."""
+    yield p
+    for action in p._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in set(action.choices.values()):
+                yield from _parsers(child)
+
+
 def _add_log_format(p: argparse.ArgumentParser) -> None:
     """`--log-format` on every (sub)command, so it may follow the subcommand's name."""
     p.add_argument("--log-format", choices=logs.FORMATS, default=argparse.SUPPRESS,
                    help=f"how logs on stderr look (else ${logs.format_env}, else text); json for log shippers")
-    for action in p._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for child in set(action.choices.values()):
-                _add_log_format(child)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -56,6 +65,12 @@ def main(argv: list[str] | None = None) -> int:
         return args.run(args)
     except (UsageError, PaymentConfigError, logs.LogConfigError) as exc:  # the operator must change the command or its environment
         print(f"ledger: {exc}", file=sys.stderr)
+        return 2
+    except (MissingExtra, ModuleNotFoundError) as exc:  # a door's library is not installed: say which extra
+        missing = exc if isinstance(exc, MissingExtra) else missing_extra(exc)
+        if missing is None:
+            raise
+        print(missing.line(args.prog), file=sys.stderr)
         return 2
     except BrokenPipeError:
         return _pipe_closed()

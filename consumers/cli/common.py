@@ -9,6 +9,7 @@ from collections.abc import Iterable, Iterator
 from typing import IO, TYPE_CHECKING, Any
 
 from commands.limits import line_bytes_max, raw_excerpt_bytes_max
+from consumers.cli.extras import require
 from ledger.events import dumps
 
 if TYPE_CHECKING:
@@ -58,6 +59,8 @@ def _check_db_url(url: str) -> None:
     if parsed.get_driver_name() not in _DRIVERS.get(parsed.get_backend_name(), ()):
         raise UsageError(f"--db: unsupported database {parsed.drivername!r}; "
                          "use sqlite:///PATH or postgresql://USER@HOST/DB")
+    if parsed.get_backend_name() == "postgresql":
+        require("postgres")
 
 
 def open_store(args: argparse.Namespace, create: bool = True) -> Store:
