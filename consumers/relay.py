@@ -14,8 +14,6 @@ command at low rates, and hold the database's write lock while the next command 
 from __future__ import annotations
 
 import asyncio
-import fcntl
-import hashlib
 import time
 from itertools import islice
 from typing import Any
@@ -23,11 +21,11 @@ from typing import Any
 import orjson
 from aiokafka import AIOKafkaProducer
 import sqlalchemy.exc
-from sqlalchemy import BigInteger, Column, MetaData, String, Table, select, text
-from sqlalchemy.engine import Engine
+from sqlalchemy import BigInteger, Column, MetaData, String, Table, select
 
 from consumers.topics import Topics
 from ledger.events import Event
+from ledger.sql import Lease
 from ledger.store import Store
 
 relay_events_max = 2000   # events a step reads and sends at most
@@ -118,64 +116,3 @@ class Relay:
             conn.execute(relay_positions.update()
                          .where(relay_positions.c.name == self.name, relay_positions.c.position == seen)
                          .values(position=reached))
-
-
-class Lease:
-    """Held by one process at a time: a PostgreSQL advisory lock, or a lock file beside an
-    SQLite database. Both end with the process that holds them, however it ends."""
-
-    def __init__(self, engine: Engine, name: str):
-        self.engine, self.name = engine, name
-        self._key = int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big", signed=True)
-        self._holder: Any = None
-
-    @property
-    def held(self) -> bool:
-        return self._holder is not None
-
-    def hold(self) -> bool:
-        dialect = self.engine.dialect.name
-        if dialect == "postgresql":
-            return self._hold_pg()
-        if dialect == "sqlite" and self.engine.url.database not in (None, "", ":memory:"):
-            return self._hold_file()
-        return True
-
-    def _hold_pg(self) -> bool:
-        try:
-            if self._holder is not None:
-                self._holder.execute(text("SELECT 1"))  # still connected, so still held
-                self._holder.commit()
-                return True
-            conn = self.engine.connect()
-            got = conn.execute(text("SELECT pg_try_advisory_lock(:k)"), {"k": self._key}).scalar()
-            conn.commit()
-            if got:
-                self._holder = conn
-            else:
-                conn.close()
-            return bool(got)
-        except Exception:
-            self.release()
-            raise
-
-    def _hold_file(self) -> bool:
-        if self._holder is not None:
-            return True
-        # One file per lease name, as PostgreSQL has one advisory lock per key.
-        handle = open(f"{self.engine.url.database}.lease-{self._key & 0xFFFFFFFF:08x}.lock", "a")
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            handle.close()
-            return False
-        self._holder = handle
-        return True
-
-    def release(self) -> None:
-        holder, self._holder = self._holder, None
-        if holder is not None:
-            try:
-                holder.close()  # closing the connection or the file lets the lock go
-            except Exception:
-                pass

@@ -22,7 +22,7 @@ from typing import Any
 from sqlalchemy import BigInteger, Column, LargeBinary, MetaData, Table, inspect
 from sqlalchemy.engine import Connection, Engine
 
-from ledger.sql import pages
+from ledger import sql
 
 GENESIS = bytes(32)
 chain_rows_per_page = 5000
@@ -64,12 +64,7 @@ def extend(conn: Connection, positions: Sequence[int], rows: Sequence[tuple[Any,
 
 
 def _write(conn: Connection, rows: Sequence[tuple[int, bytes]]) -> None:
-    if conn.dialect.name == "postgresql":
-        from ledger.store import _copy  # PostgreSQL's COPY, as the events themselves
-        _copy(conn, "ledger_chain (position, hash)", rows)
-    else:
-        conn.connection.dbapi_connection.executemany(  # the driver's: no per-row work above it
-            "INSERT INTO ledger_chain (position, hash) VALUES (?, ?)", rows)
+    sql.insert(conn, "ledger_chain", ("position", "hash"), rows)
 
 
 def chain_legacy(engine: Engine, events_table: str) -> None:
@@ -78,10 +73,7 @@ def chain_legacy(engine: Engine, events_table: str) -> None:
     if inspect(engine).has_table("ledger_chain"):  # every writer opens through here: the usual answer is cheap
         return
     with engine.begin() as conn:
-        if conn.dialect.name == "postgresql":
-            conn.exec_driver_sql(f'LOCK TABLE "{events_table}" IN EXCLUSIVE MODE')
-        else:  # SQLite's write lock now, and the DDL below inside this one transaction
-            conn.exec_driver_sql("BEGIN IMMEDIATE")
+        sql.lock_for_change(conn, events_table)
         metadata.create_all(conn)  # checkfirst: another process may have made it while we waited
         if conn.exec_driver_sql("SELECT 1 FROM ledger_chain LIMIT 1").first() is not None:
             return
@@ -219,6 +211,6 @@ def verify_store(store: Any, anchor: tuple[int, bytes] | None = None) -> Verdict
 
 def _stored_links(engine: Engine, stop: int) -> Iterator[list[tuple[int, bytes]]]:
     """The chain's (position, link) rows up to `stop`, a page a query on a connection of its own."""
-    sql = ("SELECT position, hash FROM ledger_chain WHERE position > ? AND position <= ?"
-           f" ORDER BY position LIMIT {chain_rows_per_page}")
-    yield from pages(engine, sql, 0, stop, chain_rows_per_page)
+    statement = ("SELECT position, hash FROM ledger_chain WHERE position > ? AND position <= ?"
+                 f" ORDER BY position LIMIT {chain_rows_per_page}")
+    yield from sql.pages(engine, statement, 0, stop, chain_rows_per_page)

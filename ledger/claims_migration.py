@@ -13,6 +13,8 @@ import orjson
 from sqlalchemy import Table, inspect
 from sqlalchemy.engine import Connection, Engine
 
+from ledger import sql
+
 _UNSCOPED = "ledger_claims_unscoped"
 rows_per_copy_max = 1000
 
@@ -21,12 +23,11 @@ def claims_by_business(engine: Engine, claims: Table) -> None:
     if not _unscoped(inspect(engine)):  # every store opens through here: the usual answer is cheap
         return
     with engine.begin() as conn:
-        _lock(conn)
+        # Two processes upgrading at once: the second waits, then finds the work done.
+        sql.lock_for_change(conn, "ledger_claims", "ACCESS EXCLUSIVE")
         if not _unscoped(inspect(conn)):  # another process migrated while we waited
             return
-        conn.exec_driver_sql(f"ALTER TABLE ledger_claims RENAME TO {_UNSCOPED}")
-        if conn.dialect.name == "postgresql":  # the key's index keeps its name: the new table needs it
-            conn.exec_driver_sql(f"ALTER INDEX ledger_claims_pkey RENAME TO {_UNSCOPED}_pkey")
+        sql.rename_table(conn, "ledger_claims", _UNSCOPED)
         claims.create(conn)
         _copy_scoped(conn)
         conn.exec_driver_sql(f"DROP TABLE {_UNSCOPED}")
@@ -38,22 +39,12 @@ def _unscoped(inspector: Any) -> bool:
     return "business_id" not in {c["name"] for c in inspector.get_columns("ledger_claims")}
 
 
-def _lock(conn: Connection) -> None:
-    """Two processes upgrading at once: the second waits, then finds the work done."""
-    if conn.dialect.name == "postgresql":
-        conn.exec_driver_sql("LOCK TABLE ledger_claims IN ACCESS EXCLUSIVE MODE")
-    else:  # SQLite's write lock now, and the DDL below inside this one transaction
-        conn.exec_driver_sql("BEGIN IMMEDIATE")
-
-
 def _copy_scoped(conn: Connection) -> None:
     insert = "INSERT INTO ledger_claims (scope, business_id, key, content_hash, outcome) VALUES (?, ?, ?, ?, ?)"
-    if conn.dialect.paramstyle != "qmark":
-        insert = insert.replace("?", "%s")
     result = conn.exec_driver_sql(f"SELECT scope, key, content_hash, outcome FROM {_UNSCOPED}")
     while rows := result.fetchmany(rows_per_copy_max):
-        conn.exec_driver_sql(insert, [(scope, _business(scope, bytes(outcome)), key, content_hash, bytes(outcome))
-                                      for scope, key, content_hash, outcome in rows])
+        sql.executemany(conn, insert, [(scope, _business(scope, bytes(outcome)), key, content_hash, bytes(outcome))
+                                       for scope, key, content_hash, outcome in rows])
 
 
 def _business(scope: str, outcome: bytes) -> str:

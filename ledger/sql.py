@@ -1,17 +1,100 @@
-"""SQL the stores send to the driver themselves: written once with `?` marks, and read a page a
-query on the driver's own cursor (plain tuples; PostgreSQL's in binary, where a bytea in text
-would come as hex, twice the bytes to send and decode)."""
+"""Everything that differs between SQLite and PostgreSQL, in one place.
+
+The rest of the product writes its SQL once, with `?` marks, and asks here for whatever the
+two backends do differently: how a URL is opened, the driver's own cursor and mark style,
+bulk inserts (COPY on PostgreSQL), the ids an insert was given, table locks, a consistent
+snapshot, and a lease one process holds at a time. Nothing outside this module looks at the
+dialect. Statements go to the driver itself where rows are many: SQLAlchemy's per-row
+parameter handling cost more than the work around it.
+"""
 from __future__ import annotations
 
-from collections.abc import Iterator
+import fcntl
+import hashlib
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
-from sqlalchemy.engine import Engine
+from sqlalchemy import event, text
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import IntegrityError
+
+_POSTGRESQL = "postgresql"
+keys_per_query_max = 500  # an IN list's keys, at most
+# A query names 1, 4, 16, 64, ... keys, up to its maximum (the last key repeated to fill).
+statement_keys_growth = 4
 
 
-def driver_sql(conn: Any, sql: str) -> str:
+def _postgres(conn: Connection | Engine) -> bool:
+    return conn.dialect.name == _POSTGRESQL
+
+
+# --- opening ------------------------------------------------------------------
+
+def engine_options(url: str) -> dict[str, Any]:
+    """PostgreSQL's connections can go stale across a server restart: test each on checkout."""
+    return {"pool_pre_ping": True} if url.startswith(_POSTGRESQL) else {}
+
+
+def tune(engine: Engine) -> None:
+    if engine.dialect.name == "sqlite":
+        event.listen(engine, "connect", _sqlite_pragmas)
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    # FULL: an acknowledged command survives power loss; busy_timeout: a second writer waits.
+    cursor.execute("PRAGMA synchronous=FULL")
+    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.close()
+
+
+# --- statements to the driver ---------------------------------------------------
+
+def driver_sql(conn: Connection, sql: str) -> str:
     """SQL written with `?` marks, in the driver's own style."""
     return sql if conn.dialect.paramstyle == "qmark" else sql.replace("?", "%s")
+
+
+def query(conn: Connection, sql: str, parameters: tuple) -> list[tuple]:
+    """The rows of `sql` as the driver's plain tuples."""
+    result = conn.exec_driver_sql(driver_sql(conn, sql), parameters)
+    rows = result.cursor.fetchall()
+    result.close()
+    return rows
+
+
+def executemany(conn: Connection, sql: str, rows: Sequence[tuple]) -> None:
+    if rows:
+        conn.exec_driver_sql(driver_sql(conn, sql), rows)
+
+
+def padded(keys: Sequence[Any], keys_max: int) -> list[Any]:
+    """The keys, the last repeated up to the next statement size (a key named twice still
+    matches its row once). SQLite's driver keeps the last 128 statements it prepared, by their
+    text, on each connection: one text for every count of keys filled `ledger serve`'s
+    projector with megabytes of prepared statements a connection; a few sizes keep it small."""
+    size = 1
+    while size < len(keys):
+        size *= statement_keys_growth
+    return [*keys, *keys[-1:] * (min(size, keys_max) - len(keys))]
+
+
+@contextmanager
+def cursor(conn: Connection, server_side: str | None = None) -> Iterator[Any]:
+    """The driver's own cursor: plain tuples. On PostgreSQL in binary (a bytea in text would
+    come as hex, twice the bytes to send and decode), or, named, a server-side cursor that
+    reads a large result in parts."""
+    dbapi = conn.connection.dbapi_connection
+    if not _postgres(conn):
+        made = dbapi.cursor()
+    else:
+        made = dbapi.cursor(name=server_side) if server_side else dbapi.cursor(binary=True)
+    try:
+        yield made
+    finally:
+        made.close()
 
 
 def pages(engine: Engine, sql: str, after: int, stop: int | None, rows_max: int) -> Iterator[list[tuple]]:
@@ -20,15 +103,166 @@ def pages(engine: Engine, sql: str, after: int, stop: int | None, rows_max: int)
     `sql` takes the key to start after, then `stop` when one is given, and ends in
     `LIMIT rows_max`. A connection a page: no snapshot is held open for the whole table."""
     while True:
-        with engine.connect() as conn:
-            dbapi = conn.connection.dbapi_connection
-            cursor = dbapi.cursor(binary=True) if conn.dialect.name == "postgresql" else dbapi.cursor()
-            try:
-                page = cursor.execute(driver_sql(conn, sql), (after,) if stop is None else (after, stop)).fetchall()
-            finally:
-                cursor.close()
+        with engine.connect() as conn, cursor(conn) as reading:
+            page = reading.execute(driver_sql(conn, sql), (after,) if stop is None else (after, stop)).fetchall()
         if page:
             yield page
         if len(page) < rows_max:
             return
         after = page[-1][0]
+
+
+# --- bulk writes ----------------------------------------------------------------
+
+def insert(conn: Connection, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    """Rows (tuples or lists, in `columns` order) into `table`, below SQLAlchemy: COPY on
+    PostgreSQL (far cheaper than an executemany there), the driver's executemany elsewhere. A key
+    already taken raises SQLAlchemy's IntegrityError on both."""
+    if not rows:
+        return
+    names = ", ".join(f'"{c}"' for c in columns)
+    writing = conn.connection.dbapi_connection.cursor()
+    try:
+        if _postgres(conn):
+            with writing.copy(f'COPY "{table}" ({names}) FROM STDIN') as copy:
+                for row in rows:
+                    copy.write_row(row)
+        else:
+            writing.executemany(driver_sql(conn, f'INSERT INTO "{table}" ({names}) VALUES'
+                                                 f' ({", ".join("?" * len(columns))})'), rows)
+    except conn.dialect.loaded_dbapi.IntegrityError as exc:
+        raise IntegrityError(f"insert into {table}", None, exc) from exc
+    finally:
+        writing.close()
+
+
+def uuid_value(conn: Connection) -> Callable[[uuid.UUID], Any]:
+    """How the driver takes a uuid for the recorder's UUIDType column: native on PostgreSQL,
+    16 bytes elsewhere."""
+    return _same if _postgres(conn) else _uuid_bytes
+
+
+def _same(value: uuid.UUID) -> Any:
+    return value
+
+
+def _uuid_bytes(value: uuid.UUID) -> bytes:
+    return value.bytes
+
+
+def last_ids(conn: Connection, table: str, count: int) -> list[int]:
+    """The ids the last `count` rows inserted into `table` were given, in order, while the
+    caller holds the table's write lock. SQLite: the id is the rowid, given as max + 1, and
+    the transaction holds its one write lock. PostgreSQL: the table lock keeps every other
+    writer's inserts out until the commit, so the sequence gave them consecutive ids, the
+    last being this session's currval."""
+    if _postgres(conn):
+        last = conn.exec_driver_sql(f"SELECT currval(pg_get_serial_sequence('{table}', 'id'))").scalar()
+    else:
+        last = conn.exec_driver_sql(f'SELECT max(id) FROM "{table}"').scalar()
+    return list(range(last - count + 1, last + 1))
+
+
+def notify(conn: Connection, channel: str) -> None:
+    """PostgreSQL's NOTIFY, as the eventsourcing library sends for its subscribers."""
+    if _postgres(conn):
+        conn.exec_driver_sql(f"NOTIFY {channel}")
+
+
+# --- schema changes and consistent reads ------------------------------------------
+
+def lock_for_change(conn: Connection, table: str, mode: str = "EXCLUSIVE") -> None:
+    """Take the write lock for a one-time change at the start of `conn`'s transaction: a second
+    process doing the same waits, then finds the work done. PostgreSQL locks `table` in
+    `mode`; SQLite takes its one write lock, so DDL after it stays in this transaction."""
+    if _postgres(conn):
+        conn.exec_driver_sql(f'LOCK TABLE "{table}" IN {mode} MODE')
+    else:
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+def rename_table(conn: Connection, old: str, new: str) -> None:
+    """On PostgreSQL the primary key's index keeps its name: renamed too, so a new table can
+    take it."""
+    conn.exec_driver_sql(f'ALTER TABLE "{old}" RENAME TO "{new}"')
+    if _postgres(conn):
+        conn.exec_driver_sql(f'ALTER INDEX "{old}_pkey" RENAME TO "{new}_pkey"')
+
+
+@contextmanager
+def snapshot(engine: Engine) -> Iterator[Connection]:
+    """One consistent read of all tables, even while others commit."""
+    if _postgres(engine):
+        with engine.connect().execution_options(isolation_level="REPEATABLE READ") as conn:
+            with conn.begin():
+                yield conn
+    else:
+        with engine.connect() as conn:
+            conn.exec_driver_sql("BEGIN")  # pysqlite would not begin for a SELECT
+            try:
+                yield conn
+            finally:
+                conn.rollback()
+
+
+# --- a lease ------------------------------------------------------------------------
+
+class Lease:
+    """Held by one process at a time: a PostgreSQL advisory lock, or a lock file beside an
+    SQLite database (an in-memory one has one process). Both end with the process that holds
+    them, however it ends."""
+
+    def __init__(self, engine: Engine, name: str):
+        self.engine, self.name = engine, name
+        self._key = int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big", signed=True)
+        self._holder: Any = None
+
+    @property
+    def held(self) -> bool:
+        return self._holder is not None
+
+    def hold(self) -> bool:
+        if _postgres(self.engine):
+            return self._hold_pg()
+        if self.engine.url.database not in (None, "", ":memory:"):
+            return self._hold_file()
+        return True
+
+    def _hold_pg(self) -> bool:
+        try:
+            if self._holder is not None:
+                self._holder.execute(text("SELECT 1"))  # still connected, so still held
+                self._holder.commit()
+                return True
+            conn = self.engine.connect()
+            got = conn.execute(text("SELECT pg_try_advisory_lock(:k)"), {"k": self._key}).scalar()
+            conn.commit()
+            if got:
+                self._holder = conn
+            else:
+                conn.close()
+            return bool(got)
+        except Exception:
+            self.release()
+            raise
+
+    def _hold_file(self) -> bool:
+        if self._holder is not None:
+            return True
+        # One file per lease name, as PostgreSQL has one advisory lock per key.
+        handle = open(f"{self.engine.url.database}.lease-{self._key & 0xFFFFFFFF:08x}.lock", "a")
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.close()
+            return False
+        self._holder = handle
+        return True
+
+    def release(self) -> None:
+        holder, self._holder = self._holder, None
+        if holder is not None:
+            try:
+                holder.close()  # closing the connection or the file lets the lock go
+            except Exception:
+                pass

@@ -7,14 +7,22 @@ oldest hours go first). Only the webhook's POST counts; reading the counts chang
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import inspect, text
+from sqlalchemy import BigInteger, Column, MetaData, String, Table, inspect, text
 from sqlalchemy.engine import Connection
 
-from ledger.store import Store, unsigned_webhooks
+if TYPE_CHECKING:  # the store creates this module's table: it imports this module
+    from ledger.store import Store
 
 unsigned_webhook_hours_max = 14 * 24  # two weeks of hours
+
+metadata = MetaData()
+unsigned_webhooks = Table(
+    "ledger_unsigned_webhooks", metadata,
+    Column("hour", String(20), primary_key=True),  # "2026-12-01T15:00:00Z"
+    Column("count", BigInteger, nullable=False),
+)
 
 _COUNT = text("INSERT INTO ledger_unsigned_webhooks (hour, count) VALUES (:hour, 1)"
               " ON CONFLICT (hour) DO UPDATE SET count = ledger_unsigned_webhooks.count + 1")

@@ -13,7 +13,6 @@ import hashlib
 import logging
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import chain, islice
 
@@ -23,7 +22,7 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DBAPIError, IntegrityError, SQLAlchemyError
 from sqlalchemy.schema import CreateTable
 
-from ledger import events as ev
+from ledger import events as ev, sql
 from ledger.bulk import no_cyclic_gc
 from ledger.store import Store
 from projections import blocks, businesses, escalations, intents, log_pages, orders
@@ -205,7 +204,7 @@ class Projector:
 
     def checksum(self) -> str:
         """sha256 of every projection row, canonical: equal for equal content on any run."""
-        with _snapshot(self.engine) as conn:
+        with sql.snapshot(self.engine) as conn:
             return _checksum(conn)
 
 
@@ -249,32 +248,12 @@ def _checksum(conn: Connection) -> str:
     for table in sorted(TABLES, key=lambda t: t.name):
         digest.update(orjson.dumps([table.name, table.info["columns"]]) + b"\n")
         query = select(*stored_columns(table)).order_by(table.c.position)
-        sql = str(query.compile(dialect=conn.dialect))
+        statement = str(query.compile(dialect=conn.dialect))
         # The driver's own cursor: plain tuples, read in batches (server-side on PostgreSQL).
-        dbapi = conn.connection.dbapi_connection
-        cursor = dbapi.cursor(name="proj_checksum") if conn.dialect.name == "postgresql" else dbapi.cursor()
-        try:
-            cursor.execute(sql)
+        with sql.cursor(conn, server_side="proj_checksum") as cursor:
+            cursor.execute(statement)
             while part := cursor.fetchmany(checksum_rows_per_fetch):
                 # A line at a time: joining a fetch's lines first would take fresh memory for every fetch.
                 for values in part:
                     update(orjson.dumps(values, option=orjson.OPT_APPEND_NEWLINE))
-        finally:
-            cursor.close()
     return digest.hexdigest()
-
-
-@contextmanager
-def _snapshot(engine) -> Iterator[Connection]:
-    """One consistent read of all tables, even while a projector commits pages."""
-    if engine.dialect.name == "postgresql":
-        with engine.connect().execution_options(isolation_level="REPEATABLE READ") as conn:
-            with conn.begin():
-                yield conn
-    else:
-        with engine.connect() as conn:
-            conn.exec_driver_sql("BEGIN")  # pysqlite would not begin for a SELECT
-            try:
-                yield conn
-            finally:
-                conn.rollback()

@@ -18,8 +18,7 @@ from sqlalchemy import BigInteger, Column, Index, Integer, MetaData, Table, Text
 from sqlalchemy.engine import Connection
 from sqlalchemy.types import TypeDecorator
 
-from ledger import events as ev
-from ledger.store import padded
+from ledger import events as ev, sql
 
 metadata = MetaData()  # the projections' own: a replay drops and rebuilds them, never the log
 keys_per_statement_max = 200  # an OR of 200 keys stays well inside SQLite's expression depth
@@ -149,41 +148,18 @@ class View:
 
 
 def insert(conn: Connection, table: Table, rows: list[Row]) -> None:
-    """Bulk insert below SQLAlchemy's per-row parameter handling, which cost more than the fold.
-
-    PostgreSQL gets COPY (far cheaper than executemany there); SQLite one executemany of the rows, on the
-    driver's cursor (SQLAlchemy's would want each list made a tuple first); anything else the
-    plain Core insert.
-    """
-    if not rows:
-        return
-    columns = table.info["columns"]
-    if conn.dialect.name == "postgresql":
-        names = ", ".join(f'"{c}"' for c in columns)
-        with conn.connection.dbapi_connection.cursor() as cursor:
-            with cursor.copy(f'COPY "{table.name}" ({names}) FROM STDIN') as copy:
-                for values in rows:
-                    copy.write_row(values)
-    elif conn.dialect.name == "sqlite":
-        marks = ", ".join("?" for _ in columns)
-        cursor = conn.connection.dbapi_connection.cursor()
-        try:
-            cursor.executemany(f'INSERT INTO "{table.name}" ({", ".join(columns)}) VALUES ({marks})', rows)
-        finally:
-            cursor.close()
-    else:
-        conn.execute(table.insert(), [dict(zip(columns, values)) for values in rows])
+    """Bulk insert below SQLAlchemy's per-row parameter handling, which cost more than the fold."""
+    sql.insert(conn, table.name, table.info["columns"], rows)
 
 
 def _by_keys(conn: Connection, table: Table, verb: str, keys: list[Key]) -> Any:
     """`verb ... WHERE` these keys, as SQL text: built by SQLAlchemy, an OR of a few hundred
     keys cost more to compile than the page it served. Not a row-value IN either: SQLite
     answers that with a full scan, and an OR of key equalities with an index search a key."""
-    mark = "?" if conn.dialect.paramstyle == "qmark" else "%s"
-    one = "(" + " AND ".join(f'"{n}" = {mark}' for n in table.info["key"]) + ")"
-    keys = padded(keys, keys_per_statement_max)  # a few statement texts, not one a count
-    sql = f'{verb} FROM "{table.name}" WHERE ' + " OR ".join([one] * len(keys))
-    return conn.exec_driver_sql(sql, tuple(v for key in keys for v in key))
+    one = "(" + " AND ".join(f'"{n}" = ?' for n in table.info["key"]) + ")"
+    keys = sql.padded(keys, keys_per_statement_max)  # a few statement texts, not one a count
+    statement = f'{verb} FROM "{table.name}" WHERE ' + " OR ".join([one] * len(keys))
+    return conn.exec_driver_sql(sql.driver_sql(conn, statement), tuple(v for key in keys for v in key))
 
 
 def _chunks(items: list[Key]) -> Iterable[list[Key]]:

@@ -1,0 +1,59 @@
+"""Idempotency claims: the first outcome of each command id (and provider event id).
+
+The claims table's primary key is the idempotency check, the database's, not ours: a claim
+goes in with the events it answered for, in their transaction, or not at all.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from sqlalchemy import Column, LargeBinary, MetaData, String, Table, Text
+from sqlalchemy.engine import Connection, Engine
+
+from ledger import sql
+
+# Ids and texts are Text: the gate bounds them (commands/limits.py), no column does. A ledger
+# created before holds them in VARCHAR(255), which takes any id the gate admits (128 chars).
+metadata = MetaData()
+claims = Table(
+    "ledger_claims", metadata,
+    Column("scope", String(16), primary_key=True),   # "command" or "provider"
+    # A command id is unique within its business only (CONTRACT 2): a claim is the business's.
+    # Provider event ids are the one provider account's, so their claims have business "".
+    Column("business_id", Text, primary_key=True),
+    Column("key", Text, primary_key=True),
+    Column("content_hash", String(64), nullable=False),
+    Column("outcome", LargeBinary, nullable=False),  # the first outcome, returned on a duplicate
+)
+_COLUMNS = ("scope", "business_id", "key", "content_hash", "outcome")
+
+
+@dataclass(frozen=True)
+class Claim:
+    scope: str
+    business_id: str
+    key: str
+    content_hash: str
+    outcome: bytes
+
+
+def insert(conn: Connection, new_claims: Sequence[Claim]) -> None:
+    """In the caller's transaction; a key another writer took raises IntegrityError."""
+    sql.insert(conn, claims.name, _COLUMNS,
+               [(c.scope, c.business_id, c.key, c.content_hash, c.outcome) for c in new_claims])
+
+
+def claimed(engine: Engine, scope: str, business_id: str | None, keys: Iterable[str]) -> dict[str, Claim]:
+    """The claims this business already made on these keys, by key. Plain SQL to the driver:
+    compiling a SQLAlchemy expression would cost more than the lookup on a one-command batch."""
+    keys = list(dict.fromkeys(keys))
+    found: dict[str, Claim] = {}
+    with engine.connect() as conn:
+        for i in range(0, len(keys), sql.keys_per_query_max):
+            chunk = sql.padded(keys[i:i + sql.keys_per_query_max], sql.keys_per_query_max)
+            rows = sql.query(conn, f"SELECT {', '.join(_COLUMNS)} FROM ledger_claims WHERE scope = ?"
+                             f" AND business_id = ? AND key IN ({', '.join('?' * len(chunk))})",
+                             (scope, business_id or "", *chunk))
+            found.update({r[2]: Claim(r[0], r[1], r[2], r[3], bytes(r[4])) for r in rows})
+    return found

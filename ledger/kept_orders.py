@@ -1,0 +1,105 @@
+"""Every order's decision state and every link reference, as the last write left them.
+
+The writer keeps only recent orders in memory and reads older ones back from here, so its
+memory stays flat however many orders a business has taken. Rows are written in the events'
+own transaction, so a row is never ahead of or behind the log.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from sqlalchemy import BigInteger, Column, MetaData, Table, Text, func, select
+from sqlalchemy.engine import Connection, Engine
+
+from ledger import sql
+from ledger.state import BusinessState, Link, Order
+
+metadata = MetaData()
+orders = Table(
+    "ledger_orders", metadata,
+    Column("business_id", Text, primary_key=True),
+    Column("order_id", Text, primary_key=True),
+    Column("customer_id", Text, nullable=False),
+    Column("total", BigInteger, nullable=False),
+    Column("paid", BigInteger, nullable=False),
+    Column("link_reference", Text),  # the live link, if any
+    Column("link_url", Text),
+    Column("link_amount", BigInteger),
+)
+links = Table(
+    "ledger_links", metadata,
+    Column("business_id", Text, primary_key=True),
+    Column("reference", Text, primary_key=True),  # every reference ever issued, voided ones too
+    Column("order_id", Text, nullable=False),
+)
+
+_ORDER_COLUMNS = ("business_id", "order_id", "customer_id", "total", "paid", "link_reference", "link_url",
+                  "link_amount")
+_UPSERT_ORDER = (f"INSERT INTO ledger_orders ({', '.join(_ORDER_COLUMNS)}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+                 " ON CONFLICT (business_id, order_id) {}")
+_ORDER_CHANGES = ("DO UPDATE SET paid = excluded.paid, link_reference = excluded.link_reference,"
+                  " link_url = excluded.link_url, link_amount = excluded.link_amount")
+_INSERT_LINK = "INSERT INTO ledger_links (business_id, reference, order_id) VALUES (?, ?, ?) ON CONFLICT DO NOTHING"
+
+
+@dataclass(frozen=True)
+class KeptOrder:
+    """An order as it stands after a batch, and the link references the batch issued for it."""
+    business_id: str
+    order_id: str
+    order: Order
+    references: tuple[str, ...] = ()
+    placed: bool = False  # in this batch: its row is new
+
+
+def keep(conn: Connection, kept: Sequence[KeptOrder], on_conflict: str = _ORDER_CHANGES) -> None:
+    """Upsert each order's row, in the caller's transaction (a backfill, on_conflict "DO NOTHING",
+    never overwrites a newer one). Orders placed in this batch have no row yet: a bulk insert."""
+    placed: list[tuple] = []
+    upserted: list[tuple] = []
+    for k in kept:
+        o, live = k.order, k.order.live_link
+        (placed if k.placed and on_conflict == _ORDER_CHANGES else upserted).append((
+            k.business_id, k.order_id, o.customer_id, o.total, o.paid,
+            live and live.reference, live and live.url, live and live.amount))
+    sql.insert(conn, orders.name, _ORDER_COLUMNS, placed)
+    sql.executemany(conn, _UPSERT_ORDER.format(on_conflict), upserted)
+    sql.executemany(conn, _INSERT_LINK, [(k.business_id, r, k.order_id) for k in kept for r in k.references])
+
+
+def orders_for(engine: Engine, business_id: str | None, order_ids: Iterable[str]) -> dict[str, Order]:
+    """Orders the writer no longer keeps in memory, as the last write left them."""
+    ids = list(dict.fromkeys(order_ids))
+    found: dict[str, Order] = {}
+    with engine.connect() as conn:
+        for i in range(0, len(ids), sql.keys_per_query_max):
+            rows = conn.execute(select(orders).where(
+                orders.c.business_id == (business_id or ""),
+                orders.c.order_id.in_(ids[i:i + sql.keys_per_query_max])))
+            for r in rows:
+                live = None if r.link_reference is None else Link(r.link_reference, r.link_url, r.link_amount)
+                found[r.order_id] = Order(r.customer_id, r.total, r.paid, live)
+    return found
+
+
+def link_order(engine: Engine, business_id: str | None, reference: str) -> str | None:
+    """The order a link reference was issued for (voided links too)."""
+    with engine.connect() as conn:
+        return conn.execute(select(links.c.order_id).where(
+            links.c.business_id == (business_id or ""), links.c.reference == reference)).scalar()
+
+
+def backfill(engine: Engine, state: BusinessState) -> None:
+    """Rows for a fully folded state's orders that a log written before the tables lacks."""
+    b = state.business_id or ""
+    with engine.connect() as conn:
+        stored = conn.execute(select(func.count()).select_from(orders).where(orders.c.business_id == b)).scalar()
+    if stored >= len(state.orders):
+        return
+    references: dict[str, list[str]] = {}
+    for reference, order_id in state.link_orders.items():
+        references.setdefault(order_id, []).append(reference)
+    with engine.begin() as conn:
+        keep(conn, [KeptOrder(b, i, o, tuple(references.get(i, ()))) for i, o in state.orders.items()],
+             on_conflict="DO NOTHING")
