@@ -116,8 +116,9 @@ def pages(engine: Engine, sql: str, after: int, stop: int | None, rows_max: int)
 
 def insert(conn: Connection, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
     """Rows (tuples or lists, in `columns` order) into `table`, below SQLAlchemy: COPY on
-    PostgreSQL (far cheaper than an executemany there), the driver's executemany elsewhere. A key
-    already taken raises SQLAlchemy's IntegrityError on both."""
+    PostgreSQL (far cheaper than an executemany there), elsewhere the executemany of the
+    driver's own cursor, which takes lists as they are. A key already taken raises
+    SQLAlchemy's IntegrityError on both."""
     if not rows:
         return
     names = ", ".join(f'"{c}"' for c in columns)
