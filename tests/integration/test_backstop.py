@@ -184,3 +184,13 @@ def test_an_escalation_in_another_turn_does_not_silence_this_one(ledger, store):
 
     assert out["events"] == ["ReplyRecorded", "EscalationRaised"]
     assert [e.cause for e in _escalations(store)] == ["agent", "auto_promise"]
+
+
+def test_a_disguised_promise_escalates_through_the_ledger(ledger, store):
+    facts = {"reply": known("I go c\u0430ll you b\u200back", "agent")}
+
+    [out] = ledger.handle([raw(command("CompleteTurn", facts))], "agent")
+
+    assert (out["events"], out["escalated"]) == (["ReplyRecorded", "EscalationRaised"], True)
+    [raised] = [e for _, e in store.notifications(types=["EscalationRaised"])]
+    assert (raised.cause, raised.phrase) == ("auto_promise", "call you back")

@@ -3,7 +3,6 @@ full-width and styled forms, and letters of other scripts that look Latin hide n
 import pytest
 
 from ledger.promises import fold, normalise, promised_follow_up
-from tests.builders import command, known, raw
 
 DISGUISED_PROMISES = [
     # invisible format characters (Unicode category Cf)
@@ -85,13 +84,3 @@ def test_look_alike_letters_fold_to_their_latin_skeleton():
 
 def test_plain_text_other_than_latin_look_alikes_is_kept():
     assert normalise("\u4f60\u597d \u0645\u0631\u062d\u0628\u0627") == "\u4f60\u597d \u0645\u0631\u062d\u0628\u0627"
-
-
-def test_a_disguised_promise_escalates_through_the_ledger(ledger, store):
-    facts = {"reply": known("I go c\u0430ll you b\u200back", "agent")}
-
-    [out] = ledger.handle([raw(command("CompleteTurn", facts))], "agent")
-
-    assert (out["events"], out["escalated"]) == (["ReplyRecorded", "EscalationRaised"], True)
-    [raised] = [e for _, e in store.notifications(types=["EscalationRaised"])]
-    assert (raised.cause, raised.phrase) == ("auto_promise", "call you back")

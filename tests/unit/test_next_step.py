@@ -10,8 +10,7 @@ import pytest
 from commands import COMMAND_TYPES
 from commands.world import WorldState
 from consumers.gate import FactsNotKnown, side_effect
-from consumers.next_step import ACTIONS, minor_units, next_step, table
-from tests.builders import conflict, customer, line, order, payment_link, product, raw
+from consumers.next_step import ACTIONS, next_step, table
 
 CONTRACT = Path(__file__).resolve().parents[3] / "shared" / "CONTRACT.md"
 # The contract's section 6 list, for a checkout without ../shared beside it.
@@ -117,39 +116,6 @@ def test_the_gates_block_gets_the_same_next_step_as_the_ledgers():
         tool(w.know("customer_id", "cust-1", "session"))
     step = next_step(stopped.value.as_outcome())
     assert (step.action, step.say) == ("ask", table().questions["lines"])
-
-
-# --- real outcomes from the ledger carry the figures the customer is told -----------------
-
-def test_rule_blocks_tell_the_real_figures(ledger):
-    ledger.handle([raw(product("rice", 45000, 3)), raw(customer("cust-1", 100000)),
-                   raw(customer("cust-2", 10 ** 9))], "owner")
-    [short, credit, unknown, conflicted] = ledger.handle([
-        raw(order("cust-2", [line("rice", 5)])), raw(order("cust-1", [line("rice", 3)])),
-        raw(order("cust-1", None)), raw(order(conflict("cust-1", "cust-2"), [line("rice", 1)]))], "agent")
-
-    assert "3" in next_step(short).say and "5" in next_step(short).say
-    told = next_step(credit)
-    assert told.action == "tell" and all(minor_units(n) in told.say for n in (100000, 0, 135000))
-    assert next_step(unknown).say == table().questions["lines"]
-    assert next_step(conflicted).action == "stop"
-
-
-def test_nothing_outstanding_tells_what_was_paid(ledger):
-    ledger.handle([raw(product("free-sample", 0, 3)), raw(customer("cust-1", 100))], "owner")
-    [placed] = ledger.handle([raw(order("cust-1", [line("free-sample", 1)]))], "agent")
-    [paid] = ledger.handle([raw(payment_link(placed["order_id"]))], "agent")
-    step = next_step(paid)
-    assert (step.action, paid["reason"]) == ("tell", "nothing_outstanding")
-    assert placed["order_id"] in step.say
-
-
-def test_accepted_outcomes_proceed_with_what_to_say(ledger):
-    ledger.handle([raw(product("rice", 45000, 3)), raw(customer("cust-1", 10 ** 6))], "owner")
-    [placed] = ledger.handle([raw(order("cust-1", [line("rice", 2)]))], "agent")
-    [link] = ledger.handle([raw(payment_link(placed["order_id"]))], "agent")
-    assert next_step(placed).action == "proceed" and minor_units(90000) in next_step(placed).say
-    assert link["payment_link"]["url"] in next_step(link).say
 
 
 def test_money_can_be_shown_in_another_currency_format():

@@ -9,8 +9,6 @@ from pydantic import ValidationError
 from commands import Parsed, PlaceOrder, parse
 from commands.tools import command_schema
 from commands.world import NotAFact, WorldState
-from consumers.agent_tools import StoreCatalog
-from tests.builders import product, raw
 from tests.unit.test_tools import valid
 
 LINES = [{"sku": "rice", "quantity": 2}]
@@ -68,13 +66,6 @@ def test_facts_from_a_model_must_be_fact_shaped():
     assert w.value("customer_id") == "cust-1"
     with pytest.raises(KeyError):
         w.value("lines")
-
-
-def test_lookups_need_no_known_facts(store, ledger):
-    ledger.handle([raw(product("rice", 45000, 10))], "owner")
-    w = world(catalog=StoreCatalog(store))
-    assert w.missing("PlaceOrder") == ["customer_id", "lines"]
-    assert (w.price("rice"), w.stock("rice"), w.price("beans")) == (45000, 10, None)
 
 
 def test_lookups_without_a_catalog_say_so():
