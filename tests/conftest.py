@@ -44,12 +44,23 @@ def _fresh_pg(url: str) -> str:
     return url
 
 
+@pytest.fixture
+def sqlite_url(tmp_path) -> str:
+    """A fresh, empty SQLite database (a file of this test's own)."""
+    return f"sqlite:///{tmp_path}/ledger.db"
+
+
+@pytest.fixture
+def postgres_url(pg_database) -> str:
+    """A fresh, empty PostgreSQL schema in this run's database."""
+    return _fresh_pg(pg_database)
+
+
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def db_url(request, tmp_path) -> str:
-    """A fresh, empty database URL, once per backend."""
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path}/ledger.db"
-    return _fresh_pg(request.getfixturevalue("pg_database"))
+def db_url(request) -> str:
+    """A fresh, empty database URL, once per backend (a test class of its own per backend
+    instead: tests/integration/test_store.py)."""
+    return request.getfixturevalue(f"{request.param}_url")
 
 
 @pytest.fixture

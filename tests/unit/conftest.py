@@ -15,6 +15,16 @@ def db_url() -> str:
 
 
 @pytest.fixture
+def sqlite_url() -> str:
+    _not_here("database")
+
+
+@pytest.fixture
+def postgres_url() -> str:
+    _not_here("database")
+
+
+@pytest.fixture
 def pg_database() -> str:
     _not_here("database")
 
