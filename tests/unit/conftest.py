@@ -5,30 +5,12 @@ from __future__ import annotations
 import pytest
 
 
-def _not_here(what: str) -> None:
-    pytest.fail(f"a unit test takes no {what}: this test belongs in tests/integration/", pytrace=False)
+def _refused(what: str):
+    @pytest.fixture
+    def refused() -> None:
+        pytest.fail(f"a unit test takes no {what}: this test belongs in tests/integration/", pytrace=False)
+    return refused
 
 
-@pytest.fixture
-def db_url() -> str:
-    _not_here("database")
-
-
-@pytest.fixture
-def sqlite_url() -> str:
-    _not_here("database")
-
-
-@pytest.fixture
-def postgres_url() -> str:
-    _not_here("database")
-
-
-@pytest.fixture
-def pg_database() -> str:
-    _not_here("database")
-
-
-@pytest.fixture
-def kafka_bootstrap() -> str:
-    _not_here("broker")
+db_url = sqlite_url = postgres_url = pg_database = _refused("database")
+kafka_bootstrap = _refused("broker")
