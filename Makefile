@@ -2,27 +2,39 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-PIP := $(BIN)/pip install -q --disable-pip-version-check
-BASE := $(VENV)/.installed-base  # the ledger alone (no door's libraries): all `make demo` needs
-STAMP := $(VENV)/.installed      # every door, the test broker, the browser driver, the test tools
+# uv installs: it fetches and unpacks in parallel and keeps a cache, where pip reads one package
+# index page after another (most of `make demo`'s time with pip). The venv is made without pip
+# (ensurepip alone took 14-23 s on a loaded two-core machine); uv comes from the interpreter's pip
+# (22.3 or newer: --python), else from a pip the venv is given. See docs/bench.md.
+UV := $(BIN)/uv
+INSTALL := $(UV) pip install -q --python $(BIN)/python
+# The ledger alone (no door's libraries): all `make demo` needs.
+BASE := $(VENV)/.installed-base
+# Every door, the test broker, the browser driver, the test tools, and pip (the tests build a wheel with it).
+STAMP := $(VENV)/.installed
 
 .PHONY: demo test bench clean browser screenshots broker
 
-$(BASE): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(PIP) -e .
+$(UV):
+	$(PYTHON) -m venv --without-pip $(VENV)
+	$(PYTHON) -m pip --python $(BIN)/python install -q --disable-pip-version-check uv \
+		|| { $(BIN)/python -m ensurepip -q && $(BIN)/python -m pip install -q --disable-pip-version-check uv; }
+
+$(BASE): pyproject.toml | $(UV)
+	$(INSTALL) -e .
 	touch $(BASE)
 
 $(STAMP): $(BASE)
-	$(PIP) -e '.[test]'
+	$(INSTALL) pip -e '.[test]'
 	touch $(STAMP)
 
 $(VENV)/.installed-broker: $(BASE)
-	$(PIP) -e '.[broker,kafka]'
+	$(INSTALL) -e '.[broker,kafka,web]'
 	touch $@
 
 # A Kafka-protocol broker in memory on localhost:9092 (what the tests use), for trying `ledger serve`
-# and `ledger submit` without Docker (the `kafka` extra comes with it). Ctrl-C stops it, and its topics go with it.
+# and `ledger submit` without Docker (with the extras the README's Kafka session uses: kafka, and web for
+# serve's --metrics). Ctrl-C stops it, and its topics go with it.
 broker: $(VENV)/.installed-broker
 	$(BIN)/ledger dev broker
 
