@@ -10,7 +10,7 @@ import gc
 import itertools
 from collections.abc import Iterator
 
-from ledger import events as ev
+from ledger import codec, events as ev
 from ledger.store import Store, stream_id
 
 insert_rows_max = 10_000
@@ -93,7 +93,7 @@ def _fill(store: Store, count: int, businesses: int) -> None:
         for e in events(count, businesses):
             versions[e.business_id] = versions.get(e.business_id, 0) + 1
             batch.append({"originator_id": stream_id(e.business_id), "originator_version": versions[e.business_id],
-                          "topic": e.type, "state": ev.encode(e)})
+                          "topic": e.type, "state": codec.encode(e)})
             if len(batch) >= insert_rows_max:
                 conn.execute(table.insert(), batch)
                 batch = []

@@ -5,14 +5,8 @@ the turn it happened in when it came through the agent door: intent is derived f
 """
 from __future__ import annotations
 
-import dataclasses
-import functools
-import json
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
-
-import orjson
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -46,60 +40,6 @@ def with_claim(event: Event, claimed: dict[str, Any]) -> Event:
     that nothing else holds yet: every decided command's first event is set, so none is copied."""
     object.__setattr__(event, "claimed", claimed)
     return event
-
-
-def encode(event: Event) -> bytes:
-    return dumps(event)
-
-
-def dumps(obj: Any) -> bytes:
-    """orjson (in C, dataclasses natively), or the standard library for what orjson refuses:
-    integers past 64 bits, as a block's figures can be (a huge order's total)."""
-    try:
-        return orjson.dumps(obj)
-    except orjson.JSONEncodeError:
-        plain = obj.to_dict() if isinstance(obj, Event) else obj
-        return json.dumps(plain, ensure_ascii=False, separators=(",", ":")).encode()
-
-
-def decode(topic: str, state: bytes) -> Event:
-    return _event(Event.registry[topic], loads(state))
-
-
-def decode_page(rows: Sequence[tuple[int, str, bytes]]) -> list[tuple[int, Event]]:
-    """(position, topic, state) rows to (position, event) pairs, as `decode` makes each, for a
-    replay, which decodes the whole log: one look for long integers serves the whole page (it
-    rarely holds one), and no call a row is left but the event's."""
-    clean = _LONG_DIGITS not in b" ".join([state for _, _, state in rows]).translate(_DIGITS_AS_ZERO)
-    load, registry = orjson.loads if clean else loads, Event.registry
-    return [(position, _event(registry[topic], load(state))) for position, topic, state in rows]
-
-
-def _event(cls: type[Event], data: dict[str, Any]) -> Event:
-    if data.keys() != _field_names(cls):
-        return cls(**data)  # defaults to fill in, or a TypeError to raise: the constructor's job
-    # Every field present: what the frozen constructor would do, without a setattr call a field,
-    # and the decoded dict becomes the event's own rather than copied (frozen forbids setting fields, not this).
-    event = object.__new__(cls)
-    object.__setattr__(event, "__dict__", data)
-    return event
-
-
-# Every ASCII digit to "0", anything else to " ": a run of 20 digits becomes _LONG_DIGITS.
-# Two passes in C (translate, then a substring search): no regex engine on every stored event.
-_DIGITS_AS_ZERO = bytes(b"0"[0] if chr(i).isdigit() and i < 128 else b" "[0] for i in range(256))
-_LONG_DIGITS = b"0" * 20
-
-
-def loads(raw: bytes) -> Any:
-    """The inverse of `dumps`: orjson reads integers past 64 bits as floats, so a document
-    that may hold one (a run of 20 digits) is read by the standard library instead."""
-    return json.loads(raw) if _LONG_DIGITS in raw.translate(_DIGITS_AS_ZERO) else orjson.loads(raw)
-
-
-@functools.cache
-def _field_names(cls: type[Event]) -> frozenset[str]:
-    return frozenset(f.name for f in dataclasses.fields(cls))
 
 
 # --- owner -------------------------------------------------------------------

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from commands.parsing import NotPermitted
-from ledger import events as ev
+from ledger import codec, events as ev
 from ledger.outcome import outcome
 from ledger.store import Store
 
@@ -60,9 +60,9 @@ def decisions(store: Store, command_id: str, business_id: str | None = None) -> 
 def _with_id(store: Store, command_id: str) -> Iterator[tuple[int, ev.Event]]:
     """The events naming this command id, in log order: a scan of the stored bytes, decoding
     only the rows that hold the id (one in thousands, in a busy log)."""
-    needle = b'"command_id":' + ev.dumps(command_id)
+    needle = b'"command_id":' + codec.dumps(command_id)
     for page in store.rows():
         hits = [row for row in page if needle in row[2]]
-        for position, e in ev.decode_page(hits):
+        for position, e in codec.decode_page(hits):
             if e.command_id == command_id:
                 yield position, e

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from sqlalchemy import Table, select
 from sqlalchemy.engine import Engine
 
-from ledger import events as ev, sql
+from ledger import codec, events as ev, sql
 from ledger.recorder import Recorder, stream_id
 from ledger.state import BusinessState
 
@@ -21,7 +21,7 @@ def load(recorder: Recorder, business_id: str, state: BusinessState | None = Non
     """Fold the business's stream; given a state, fold only what it has not seen."""
     state = state or BusinessState(business_id)
     for stored in recorder.select_events(stream_id(business_id), gt=state.version or None):
-        state.evolve(ev.decode(stored.topic, stored.state))
+        state.evolve(codec.decode(stored.topic, stored.state))
     return state
 
 
@@ -39,7 +39,7 @@ def notifications(engine: Engine, t: Table, start: int = 1, stop: int | None = N
     business in a large log is cheap."""
     if business_id is None and not types:
         for page in rows(engine, t.name, start, stop):
-            yield from ev.decode_page(page)
+            yield from codec.decode_page(page)
         return
     query = select(t.c.id, t.c.topic, t.c.state, t.c.originator_version)
     if business_id is None:
@@ -59,7 +59,7 @@ def notifications(engine: Engine, t: Table, start: int = 1, stop: int | None = N
             page = result.cursor.fetchall()
             result.close()
         for row in page:
-            yield row[0], ev.decode(row[1], row[2])
+            yield row[0], codec.decode(row[1], row[2])
         if len(page) < notifications_page_max:
             return
         after = page[-1][at]
@@ -73,5 +73,5 @@ def events_at(engine: Engine, t: Table, positions: Iterable[int]) -> dict[int, e
         for i in range(0, len(wanted), sql.keys_per_query_max):
             page = conn.execute(select(t.c.id, t.c.topic, t.c.state).where(
                 t.c.id.in_(wanted[i:i + sql.keys_per_query_max]))).all()
-            found.update(ev.decode_page([(r[0], r[1], bytes(r[2])) for r in page]))
+            found.update(codec.decode_page([(r[0], r[1], bytes(r[2])) for r in page]))
     return found

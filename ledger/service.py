@@ -21,7 +21,7 @@ from sqlalchemy.sql import Executable
 
 from commands.models import Command
 from commands.parsing import NotPermitted, Oversized, Parsed, Rejection, claimed, excerpt, parse
-from ledger import events as ev, observe
+from ledger import codec, events as ev, observe
 from ledger import unsigned_webhooks
 from ledger.bulk import no_cyclic_gc
 from ledger.decide import Blocked, Stamp, block, decide, orders_read, refuse, reject
@@ -279,14 +279,14 @@ class Ledger:
         first = seen.get(key)
         if first is not None:
             if first.content_hash == content_hash:
-                return {**ev.loads(first.outcome), "duplicate": True}
+                return {**codec.loads(first.outcome), "duplicate": True}
             return self._append(item, _with_claim(item, block(command, stamp, Blocked("command_id_reused"))), appended)
         events = decide(self.state(command.business_id), command, stamp)
         if links:
             events = self._with_links(events)
         events = _with_claim(item, events)
         out = self._append(item, events, appended)
-        claim = Claim("command", key[0], command.command_id, content_hash, ev.dumps(out))
+        claim = Claim("command", key[0], command.command_id, content_hash, codec.dumps(out))
         seen[key] = claim
         claims.append(claim)
         return out
@@ -371,7 +371,7 @@ class Ledger:
                 key = read_as.provider_event_id
                 first = self.store.claims_for("provider", "", [key]).get(key)
                 if first is not None and first.content_hash == _hash(body):
-                    return {**ev.loads(first.outcome), "duplicate": True}
+                    return {**codec.loads(first.outcome), "duplicate": True}
                 self._recall(read_as.business_id, reference=read_as.reference)
                 events = decide_payment(self.state(read_as.business_id), read_as, stamp, raw, reused=first is not None)
             else:
@@ -379,7 +379,7 @@ class Ledger:
             out = _payment_outcome(read_as, events)
             self._fold(events, appended)
             if isinstance(read_as, Payment) and first is None:
-                claims.append(Claim("provider", "", read_as.provider_event_id, _hash(body), ev.dumps(out)))
+                claims.append(Claim("provider", "", read_as.provider_event_id, _hash(body), codec.dumps(out)))
             try:
                 self._written(appended, claims)
                 return out

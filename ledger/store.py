@@ -16,7 +16,7 @@ from sqlalchemy import MetaData, inspect
 from sqlalchemy.exc import IntegrityError as SQLAlchemyIntegrityError
 from sqlalchemy.sql import Executable
 
-from ledger import chain, claims, kept_orders, log_reads, sql, unsigned_webhooks
+from ledger import chain, claims, codec, kept_orders, log_reads, sql, unsigned_webhooks
 from ledger import events as ev
 from ledger.claims import Claim
 from ledger.claims_migration import claims_by_business
@@ -93,7 +93,7 @@ class Store:
         Raises IntegrityError when another writer got there first (a stream version or a
         claim): the caller decides again on fresh state.
         """
-        rows = [(stream_id(e.business_id), version, e.type, ev.encode(e)) for version, e in appended]
+        rows = [(stream_id(e.business_id), version, e.type, codec.encode(e)) for version, e in appended]
         self.datastore.init_sqlite_wal_mode()  # once; the library did it on its first transaction
         try:
             # A Core transaction, not the library's ORM session: nothing here needs its objects,

@@ -11,7 +11,7 @@ import itertools
 
 from sqlalchemy import Column, Table, Text
 
-from ledger import events as ev
+from ledger import codec, events as ev
 from projections.rows import Json, Key, View, at, canonical, dispatch, projection_table
 
 INTENT_TABLE_VERSION = 2  # 2: agent_ids
@@ -83,7 +83,7 @@ def _labelled(view: View, position: int, event: ev.Event) -> None:
 @functools.lru_cache(maxsize=1 << 12)  # a turn has one agent, or a few: the same steps again and again
 def _with_agent(spelled: str, agent_id: str | None) -> str:
     """The stored spelling of a turn's agents, with `agent_id` among them."""
-    agents = ev.loads(spelled.encode())
+    agents = codec.loads(spelled.encode())
     return spelled if agent_id is None or agent_id in agents else canonical(sorted([*agents, agent_id]))
 
 

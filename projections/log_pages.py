@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ledger import events as ev
+from ledger import codec, events as ev
 from ledger.store import Store
 
 
@@ -16,4 +16,4 @@ def read(store: Store, start: int, until: int | None, size: int) -> Iterator[lis
     """Events from position `start` to `until` (inclusive; None: the end), `size` at a time."""
     for rows in store.rows(start, until):
         for i in range(0, len(rows), size):
-            yield ev.decode_page(rows[i:i + size])
+            yield codec.decode_page(rows[i:i + size])

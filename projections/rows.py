@@ -18,7 +18,7 @@ from sqlalchemy import BigInteger, Column, Index, Integer, MetaData, Table, Text
 from sqlalchemy.engine import Connection
 from sqlalchemy.types import TypeDecorator
 
-from ledger import events as ev, sql
+from ledger import codec, sql
 
 metadata = MetaData()  # the projections' own: a replay drops and rebuilds them, never the log
 keys_per_statement_max = 200  # an OR of 200 keys stays well inside SQLite's expression depth
@@ -45,7 +45,7 @@ class Json(TypeDecorator):
     cache_ok = True
 
     def process_result_value(self, value: str | None, dialect: Any) -> Any:
-        return None if value is None else ev.loads(value.encode())  # exact past 64 bits too
+        return None if value is None else codec.loads(value.encode())  # exact past 64 bits too
 
 
 def projection_table(name: str, key: tuple[str, ...], *columns: Column) -> Table:

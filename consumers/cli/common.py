@@ -10,7 +10,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from commands.limits import line_bytes_max, raw_excerpt_bytes_max
 from consumers.cli.extras import require
-from ledger.events import dumps
+from ledger.codec import dumps
 
 if TYPE_CHECKING:
     from commands.parsing import Oversized

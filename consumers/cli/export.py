@@ -13,7 +13,7 @@ from itertools import islice
 from typing import Any
 
 from consumers.cli.common import UsageError, add_db, open_store
-from ledger.events import dumps
+from ledger.codec import dumps
 from projections.columns import COLUMNS
 
 EXPORTS = ("events", "intents", "blocks", "orders", "escalations")

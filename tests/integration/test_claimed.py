@@ -1,6 +1,6 @@
 """The command as claimed (CONTRACT 12): every decided command's envelope and facts, as given,
 on the first event it appended, in the same transaction."""
-from ledger import events as ev
+from ledger import codec
 from tests.builders import UNKNOWN, command, conflict, known, line, order
 from tests.given import a_shop, agent, appended, owner
 
@@ -109,7 +109,7 @@ def test_a_rejected_command_claims_nothing(ledger, store):
 def test_an_event_stored_before_claims_existed_still_decodes():
     old = b'{"business_id":"b","command_id":"c","recorded_at":"t","escalation_id":"e","cause":"agent"}'
 
-    event = ev.decode("EscalationRaised", old)
+    event = codec.decode("EscalationRaised", old)
 
     assert (event.escalation_id, event.claimed) == ("e", None)
 
