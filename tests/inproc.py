@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import subprocess
 
 from consumers.cli import main
 
@@ -20,6 +21,13 @@ def ledger_main(*argv: str) -> tuple[int, bytes, str]:
             status = exc.code
         text.flush()
     return status, out.getvalue(), err.getvalue()
+
+
+def ledger_done(*argv: str) -> subprocess.CompletedProcess:
+    """`ledger ARGV` answered as `subprocess.run` answers (stdout and stderr bytes), run in this
+    process (input from a file: reading stdin is the process's, tests/e2e/test_cli.py)."""
+    status, out, err = ledger_main(*argv)
+    return subprocess.CompletedProcess(["ledger", *argv], status, out, err.encode())
 
 
 def jsonl(out: bytes) -> list[dict]:

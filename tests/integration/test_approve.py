@@ -183,21 +183,22 @@ def test_the_approval_is_taken_only_at_the_owner_door():
     assert type(parse(json.dumps(cmd), "agent")).__name__ == "NotPermitted"
 
 
-# --- end to end: `ledger admin apply` on SQLite and PostgreSQL ----------------------
+# --- `ledger admin apply` on SQLite and PostgreSQL ---------------------------------------
 
-def test_an_owner_approves_a_blocked_order_with_ledger_admin_apply(ledger, store, db_url):
+def test_an_owner_approves_a_blocked_order_with_ledger_admin_apply(ledger, store, db_url, tmp_path):
     from consumers.relay import event_row
     from tests.given import a_shop as a_real_shop, agent, appended, types
     from tests.projected import audit
-    from tests.e2e.test_cli import jsonl, ledger_run
+    from tests.inproc import jsonl, ledger_done
 
     a_real_shop(ledger, credit_limit=50_000)
     [blocked] = agent(ledger, order("cust-1", [line("rice", 2)], SHOP))
     before = store.max_position()
-    stdin = raw(approve(blocked["escalation_id"], note="pays monthly")) + b"\n" + \
-        raw(approve(blocked["escalation_id"], command_id="cmd-twice")) + b"\n"
+    commands = tmp_path / "owner.jsonl"
+    commands.write_bytes(raw(approve(blocked["escalation_id"], note="pays monthly")) + b"\n"
+                         + raw(approve(blocked["escalation_id"], command_id="cmd-twice")) + b"\n")
 
-    done = ledger_run("admin", "apply", "--db", db_url, stdin=stdin)
+    done = ledger_done("admin", "apply", str(commands), "--db", db_url)
 
     assert done.returncode == 0, done.stderr.decode()
     approved, twice = jsonl(done.stdout)

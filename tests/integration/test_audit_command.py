@@ -5,7 +5,7 @@ import json
 from ledger.evidence import decisions
 from tests.builders import command, known, line, order
 from tests.given import a_shop, agent, owner
-from tests.e2e.test_cli import jsonl, ledger_run
+from tests.inproc import jsonl, ledger_done
 
 
 def _record(store, command_id, business=None):
@@ -88,7 +88,7 @@ def test_audit_command_prints_one_object_and_exit_0(ledger, db_url):
     sent = order("cust-1", [line("rice", 1)])
     [out] = agent(ledger, sent)
 
-    done = ledger_run("audit", "command", sent["command_id"], "--db", db_url)
+    done = ledger_done("audit", "command", sent["command_id"], "--db", db_url)
 
     assert done.returncode == 0, done.stderr
     [printed] = jsonl(done.stdout)
@@ -99,7 +99,7 @@ def test_audit_command_prints_one_object_and_exit_0(ledger, db_url):
 def test_audit_command_of_an_id_never_decided_is_exit_1(ledger, db_url):
     a_shop(ledger)
 
-    done = ledger_run("audit", "command", "never-sent", "--db", db_url)
+    done = ledger_done("audit", "command", "never-sent", "--db", db_url)
 
     assert (done.returncode, done.stdout) == (1, b"")
 
@@ -110,13 +110,13 @@ def test_audit_command_in_two_businesses_without_business_is_a_usage_error(ledge
     agent(ledger, order("cust-1", [line("rice", 1)], "shop-1", command_id="c-1"),
           order("cust-1", [line("rice", 1)], "shop-2", command_id="c-1"))
 
-    done = ledger_run("audit", "command", "c-1", "--db", db_url)
+    done = ledger_done("audit", "command", "c-1", "--db", db_url)
 
     assert (done.returncode, done.stdout) == (2, b"")
     assert "shop-1" in done.stderr.decode() and "shop-2" in done.stderr.decode()
 
 
 def test_audit_command_on_a_missing_sqlite_file_creates_nothing(tmp_path):
-    done = ledger_run("audit", "command", "c-1", "--db", f"sqlite:///{tmp_path}/typo.db")
+    done = ledger_done("audit", "command", "c-1", "--db", f"sqlite:///{tmp_path}/typo.db")
 
     assert (done.returncode, list(tmp_path.iterdir())) == (1, [])

@@ -4,7 +4,7 @@ from projections.projector import Projector
 from tests.builders import UNKNOWN, conflict, known, line, order
 from tests.given import a_shop, agent
 from tests.projected import audit, every_row, one_row
-from tests.e2e.test_cli import jsonl, ledger_run
+from tests.inproc import jsonl, ledger_done
 
 
 def test_a_blocked_row_holds_the_facts_as_claimed(ledger, store):
@@ -54,7 +54,7 @@ def test_audit_blocks_source_on_the_command_line(ledger, db_url):
     sent = order(known("cust-1", "model"), UNKNOWN)
     agent(ledger, sent, order(known("cust-1", "session"), UNKNOWN))
 
-    done = ledger_run("audit", "blocks", "--source", "model", "--db", db_url)
+    done = ledger_done("audit", "blocks", "--source", "model", "--db", db_url)
 
     assert done.returncode == 0, done.stderr
     assert [(r["command_id"], r["facts"]) for r in jsonl(done.stdout)] == [(sent["command_id"], sent["facts"])]

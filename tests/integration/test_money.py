@@ -9,7 +9,7 @@ import pytest
 from consumers.money import money
 from tests.builders import command, known, line, order, raw
 from tests.given import a_shop, agent, owner, types, appended
-from tests.e2e.test_cli import jsonl, ledger_run
+from tests.inproc import jsonl, ledger_done
 
 
 def set_currency(code, business: str = "shop-1") -> dict:
@@ -41,14 +41,15 @@ def test_a_currency_that_is_not_iso_4217_is_malformed(ledger, code):
     assert (out["status"], out["reason"]) == ("rejected", "malformed")
 
 
-def test_tables_show_major_units_and_json_keeps_minor_units(ledger, db_url):
+def test_tables_show_major_units_and_json_keeps_minor_units(ledger, db_url, tmp_path):
     a_shop(ledger)
     owner(ledger, set_currency("NGN"))
     agent(ledger, order("cust-1", [line("rice", 2)]))
 
-    as_json = ledger_run("audit", "orders", "--db", db_url)
-    as_table = ledger_run("audit", "orders", "--table", "--db", db_url)
-    outcome = ledger_run("process", "--table", "--db", db_url, stdin=raw(order("cust-1", [line("beans", 1)])) + b"\n")
+    as_json = ledger_done("audit", "orders", "--db", db_url)
+    as_table = ledger_done("audit", "orders", "--table", "--db", db_url)
+    (tmp_path / "agent.jsonl").write_bytes(raw(order("cust-1", [line("beans", 1)])) + b"\n")
+    outcome = ledger_done("process", str(tmp_path / "agent.jsonl"), "--table", "--db", db_url)
 
     assert [r["total"] for r in jsonl(as_json.stdout)] == [90_000]
     assert "NGN 900.00" in as_table.stdout.decode() and "90000" not in as_table.stdout.decode()
@@ -56,7 +57,7 @@ def test_tables_show_major_units_and_json_keeps_minor_units(ledger, db_url):
 
 
 def test_the_demo_speaks_naira():
-    done = ledger_run("demo", "--db", "sqlite:///:memory:")
+    done = ledger_done("demo", "--db", "sqlite:///:memory:")
 
     assert done.returncode == 0, done.stderr.decode()
     assert "total NGN 900.00" in done.stdout.decode()

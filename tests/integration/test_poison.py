@@ -6,9 +6,6 @@ refusal no gate foresaw, like a column an older version made too small."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import threading
 
 import pytest
@@ -17,6 +14,7 @@ from sqlalchemy import text
 from ledger.retry import retrying, transient
 from tests.builders import command, known, raw
 from tests.given import a_shop, pay, an_order_with_a_link
+from tests.inproc import ledger_done
 
 
 def refusing(store, column: str = "key", like: str = "poison%") -> None:
@@ -100,8 +98,7 @@ def test_ledger_process_answers_every_line_around_a_refused_one(store, db_url, t
     path = tmp_path / "in.jsonl"
     path.write_text("\n".join(lines) + "\n")
 
-    done = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ledger"), "process", str(path),
-                           "--db", db_url], capture_output=True, timeout=120)
+    done = ledger_done("process", str(path), "--db", db_url)
 
     assert done.returncode == 0, done.stderr
     outcomes = [json.loads(line) for line in done.stdout.splitlines()]

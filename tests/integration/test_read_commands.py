@@ -5,7 +5,6 @@ import pytest
 from sqlalchemy import create_engine, inspect
 
 from tests.inproc import jsonl, ledger_main
-from tests.e2e.test_cli import ledger_run
 from tests.given import a_shop
 
 READS = [["events"], ["audit", "blocks"], ["audit", "intents"], ["replay"], ["project"],
@@ -23,12 +22,15 @@ def test_a_read_on_a_missing_sqlite_file_is_exit_1_and_creates_no_file(read, tmp
     assert err.splitlines() == [f"ledger: no ledger at {path}"]
 
 
-def test_a_read_with_no_db_option_in_an_empty_folder_creates_no_ledger_db(tmp_path):
-    done = ledger_run("audit", "blocks", cwd=tmp_path)
+def test_a_read_with_no_db_option_in_an_empty_folder_creates_no_ledger_db(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("LEDGER_DB_URL", raising=False)
 
-    assert done.returncode == 1
+    status, _, err = ledger_main("audit", "blocks")
+
+    assert status == 1
     assert list(tmp_path.iterdir()) == []
-    assert "no ledger at ledger.db" in done.stderr.decode()
+    assert "no ledger at ledger.db" in err
 
 
 @pytest.mark.parametrize("read", READS, ids=lambda r: " ".join(r[:2]))

@@ -16,7 +16,7 @@ from ledger.payments import signature_header
 from projections.columns import COLUMNS
 from tests.given import an_order_with_a_link
 from tests.projected import audit
-from tests.e2e.test_cli import jsonl, ledger_run
+from tests.inproc import jsonl, ledger_done
 from tests.integration.test_payments_http import exchange
 
 # Each hostile value as the JSON text that goes in the body (a lone surrogate can only be an escape).
@@ -82,7 +82,7 @@ def test_every_hostile_webhook_field_is_answered_and_every_read_still_works(ledg
 
     for view in COLUMNS:  # every view, as `ledger audit` reads it
         audit(store, view)
-    runs = {" ".join(argv): ledger_run(*argv, "--db", db_url)
+    runs = {" ".join(argv): ledger_done(*argv, "--db", db_url)
             for argv in (["events"], ["audit", "blocks"], ["audit", "webhooks"], ["replay"])}
     assert {argv: done.returncode for argv, done in runs.items()} == dict.fromkeys(runs, 0), [
         done.stderr[-2000:] for done in runs.values()]

@@ -16,7 +16,7 @@ from ledger.service import Ledger
 from ledger.store import Store
 from tests.given import an_order_with_a_link, appended, pay
 from tests.projected import audit
-from tests.e2e.test_cli import jsonl, ledger_run
+from tests.inproc import jsonl, ledger_done
 
 
 def body(reference, amount=1000, business="shop-1", event_id="evt-1") -> bytes:
@@ -89,8 +89,8 @@ def test_ledger_audit_webhooks_prints_the_counts(db_url):
     ledger.handle_webhook(b"{}", {signature_header: "nope"})
     store.close()
 
-    done = ledger_run("audit", "webhooks", "--db", db_url)
-    by_business = ledger_run("audit", "webhooks", "--business", "shop-1", "--db", db_url)
+    done = ledger_done("audit", "webhooks", "--db", db_url)
+    by_business = ledger_done("audit", "webhooks", "--business", "shop-1", "--db", db_url)
 
     assert done.returncode == 0, done.stderr
     assert jsonl(done.stdout) == [{"hour": "2026-12-01T15:00:00Z", "count": 1}]
