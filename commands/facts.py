@@ -5,30 +5,25 @@ never a missing key that later turns into a guess.
 """
 from __future__ import annotations
 
-from functools import lru_cache
-from typing import Any, Generic, Literal, TypeVar
+from dataclasses import dataclass
+from typing import Annotated, Any, Generic, Literal, TypeVar, Union
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 
 T = TypeVar("T")
 
 Status = Literal["known", "unknown", "conflict"]
+
+_FACT_KEYS = frozenset(("status", "value", "values", "source"))
+
 
 def is_empty(value: Any) -> bool:
     # `0` and `False` are real answers; only null, "", [] and {} mean "nothing was said".
     return value is None or (isinstance(value, (str, list, dict)) and len(value) == 0)
 
 
-@lru_cache(maxsize=None)
-def _adapter(fact_class: type) -> TypeAdapter | None:
-    """The value's validator for Fact[T], keyed by the class (hashed by identity), not by T
-    (a typing construct, hashed by walking its parts on every lookup)."""
-    args = fact_class.__pydantic_generic_metadata__["args"]
-    return TypeAdapter(args[0]) if args else None
-
-
-class Fact(BaseModel, Generic[T]):
-    """One fact. Its value is type-checked only when it counts as known.
+class Fact(BaseModel):
+    """One fact. Its value is type-checked only when it counts as known (see `fact`).
 
     Emptiness is judged before type: a `known` fact with `[]` is unknown, not malformed.
     """
@@ -48,15 +43,43 @@ class Fact(BaseModel, Generic[T]):
         return (self.status == "known" and not is_empty(self.value)
                 and isinstance(self.source, str) and self.source != "")
 
-    @model_validator(mode="after")
-    def _value_typed_when_known(self) -> "Fact[T]":
-        adapter = _adapter(type(self))
-        if adapter is not None and self.known:
-            object.__setattr__(self, "value", adapter.validate_python(self.value, strict=True))
-        return self
+
+class KnownFact(Fact, Generic[T]):
+    """A fact given as known, well formed around its value: the value must be a T."""
+
+    value: T
 
 
-UNKNOWN: Fact[Any] = Fact(status="unknown")
+def _shape(given: Any) -> str:
+    """Which schema checks a fact as given: `known` when it is a well-formed Fact that counts
+    as known (so only its value is left to check, against its type), else `loose`: the Fact's
+    shape alone, which is also where a malformed shape is reported, as a Fact reports it."""
+    if (type(given) is dict and given.get("status") == "known" and given.keys() <= _FACT_KEYS
+            and not is_empty(given.get("value")) and type(given.get("source")) is str and given["source"] != ""
+            and type(given.get("values", [])) in (list, type(None))):
+        return "known"
+    return "loose"
+
+
+@dataclass(frozen=True)
+class ValueType:
+    """A fact field's value type, kept beside the field for tools' schemas."""
+    type: Any
+
+
+def fact(tp: Any) -> Any:
+    """A fact field whose known value must be a `tp`. pydantic-core checks it all (one small
+    function picks the branch): no Python validator runs per fact."""
+    return Annotated[Union[Annotated[KnownFact[tp], Tag("known")], Annotated[Fact, Tag("loose")]],
+                     Discriminator(_shape), ValueType(tp)]
+
+
+def value_type(metadata: list[Any]) -> Any:
+    """The value type of a fact field declared with `fact`, from its field's metadata."""
+    return next(m.type for m in metadata if isinstance(m, ValueType))
+
+
+UNKNOWN = Fact(status="unknown")
 
 
 class Required:

@@ -6,13 +6,14 @@ unless known; the field's type is what a known value must be.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import cache
 from typing import Annotated, Any, ClassVar, Literal, Union, get_args
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
 from commands.currencies import is_currency
-from commands.facts import REQUIRED, UNKNOWN, Fact, Required
+from commands.facts import REQUIRED, UNKNOWN, Required, fact
 from commands.limits import amount_max, id_chars_max, text_chars_max
 
 # Quantities, prices and limits above amount_max are not amounts a shop means, and sums of
@@ -31,26 +32,21 @@ def is_id(value: object) -> bool:
             and not value.isspace() and _control.search(value) is None)
 
 
-def _id(value: str) -> str:
-    if value.isspace():
-        raise ValueError("an id must not be only whitespace")
-    if _control.search(value) is not None:
-        raise ValueError("an id must not hold control characters")
-    return value
+def _id_problem(value: str) -> str:
+    return "an id must not be only whitespace" if value.isspace() else "an id must not hold control characters"
 
 
-def _text(value: str) -> str:
-    if "\x00" in value:
-        raise ValueError("text must not hold NUL (U+0000)")
-    return value
-
-
-# The JSON Schema patterns tell tool-calling models what _id and _text check.
+# Ids and free text are checked by pydantic-core's regex engine, not by a Python call per
+# value: its `\s` is exactly `str.isspace` outside the control characters (every code point
+# compared). A mismatch is reported as these messages say (PATTERN_ERRORS, parsing's errors).
 _id_pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$"
-Id = Annotated[StrictStr, Field(min_length=1, max_length=id_chars_max, json_schema_extra={"pattern": _id_pattern}),
-               AfterValidator(_id)]
-FreeText = Annotated[StrictStr, Field(max_length=text_chars_max, json_schema_extra={"pattern": "^[^\\u0000]*$"}),
-                     AfterValidator(_text)]
+_text_pattern = "^[^\\u0000]*$"
+Id = Annotated[StrictStr, Field(min_length=1, max_length=id_chars_max, pattern=_id_pattern)]
+FreeText = Annotated[StrictStr, Field(max_length=text_chars_max, pattern=_text_pattern)]
+PATTERN_ERRORS: dict[str, Callable[[str], str]] = {
+    _id_pattern: _id_problem,
+    _text_pattern: lambda _: "text must not hold NUL (U+0000)",
+}
 
 
 def _iso_4217(code: str) -> str:
@@ -92,7 +88,7 @@ class Facts(BaseModel):
 
 
 def required(tp: Any) -> Any:
-    return Annotated[Fact[tp], REQUIRED]
+    return Annotated[fact(tp), REQUIRED]
 
 
 # --- facts per command type -------------------------------------------------
@@ -100,7 +96,7 @@ def required(tp: Any) -> Any:
 class PlaceOrderFacts(Facts):
     customer_id: required(Id) = UNKNOWN
     lines: required(Annotated[list[Line], Field(min_length=1)]) = UNKNOWN
-    note: Fact[FreeText] = UNKNOWN
+    note: fact(FreeText) = UNKNOWN
 
 
 class IssuePaymentLinkFacts(Facts):
@@ -108,7 +104,7 @@ class IssuePaymentLinkFacts(Facts):
 
 
 class EscalateFacts(Facts):
-    reason: Fact[FreeText] = UNKNOWN
+    reason: fact(FreeText) = UNKNOWN
 
 
 class CompleteTurnFacts(Facts):
@@ -150,7 +146,7 @@ class AcknowledgeEscalationFacts(Facts):
 class CloseEscalationFacts(Facts):
     escalation_id: required(Id) = UNKNOWN
     resolution: required(Literal["resolved", "dismissed"]) = UNKNOWN
-    note: Fact[FreeText] = UNKNOWN
+    note: fact(FreeText) = UNKNOWN
 
 
 class SetCurrencyFacts(Facts):
@@ -159,7 +155,7 @@ class SetCurrencyFacts(Facts):
 
 class ApproveOrderFacts(Facts):
     escalation_id: required(Id) = UNKNOWN
-    note: Fact[FreeText] = UNKNOWN
+    note: fact(FreeText) = UNKNOWN
 
 
 # --- envelopes ----------------------------------------------------------------

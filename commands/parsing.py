@@ -12,7 +12,7 @@ import orjson
 from pydantic import ValidationError
 
 from commands.limits import line_bytes_max, raw_excerpt_bytes_max
-from commands.models import COMMAND_TYPES, DOORS, Command, is_id
+from commands.models import COMMAND_TYPES, DOORS, PATTERN_ERRORS, Command, is_id
 
 
 @dataclass(frozen=True)
@@ -109,13 +109,23 @@ def excerpt(raw: bytes | str) -> str:
     return text.encode("utf-8")[:raw_excerpt_bytes_max].decode("utf-8", errors="ignore")
 
 
+def _where(loc: tuple[Any, ...]) -> str:
+    """A path as the sender wrote it: a fact's branch (`fact`'s tag, and `value` under a known
+    one) is the validator's, not the sender's."""
+    if len(loc) > 2 and loc[0] == "facts" and loc[2] in ("known", "loose"):
+        loc = loc[:2] + loc[4 if loc[2] == "known" and loc[3:4] == ("value",) else 3:]
+    return ".".join(str(p) for p in loc) or "(root)"
+
+
 def _first_error(exc: ValidationError) -> str:
     errors = exc.errors(include_url=False)
     first = errors[0]
-    where = ".".join(str(p) for p in first["loc"]) or "(root)"
+    where = _where(first["loc"])
     if first["type"] == "model_type":  # the generic type's name says nothing to a person
         return excerpt(f"{where}: expected an object")
     more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
+    if first["type"] == "string_pattern_mismatch" and first["ctx"]["pattern"] in PATTERN_ERRORS:
+        first["msg"] = f"Value error, {PATTERN_ERRORS[first['ctx']['pattern']](first['input'])}"
     # A fact's name is the sender's text: cut and cleaned like the raw input.
     return excerpt(f"{where}: {first['msg']}{more}")
 
@@ -135,6 +145,25 @@ def parse(raw: bytes | str | Oversized, door: str) -> Parsed | Rejection | NotPe
         obj = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         return Rejection(error=f"invalid JSON: {exc}", raw=excerpt(raw))
+    kind = obj.get("type") if type(obj) is dict else None
+    model = DOORS[door].get(kind) if type(kind) is str else None
+    if model is not None:
+        try:
+            command = model.model_validate(obj)
+        except ValidationError:
+            pass  # what is wrong is said below, in the contract's order
+        else:
+            # Every envelope id validated, so the envelope as read is the model's own.
+            return Parsed(command=command, content=orjson.dumps(obj, option=orjson.OPT_SORT_KEYS), claimed={
+                "command_id": obj["command_id"], "type": kind, "business_id": obj["business_id"],
+                "agent_id": obj.get("agent_id"), "conversation_id": obj.get("conversation_id"),
+                "turn_id": obj.get("turn_id"), "facts": _exact_facts(obj, raw)})
+    return _not_parsed(obj, raw, door)
+
+
+def _not_parsed(obj: Any, raw: bytes, door: str) -> Rejection | NotPermitted:
+    """Why a readable JSON document is not a command this door takes, in the contract's order:
+    readability first, then the door, then the rest of the shape."""
     if not isinstance(obj, dict):
         return Rejection(error=f"expected a JSON object, got {type(obj).__name__}", raw=excerpt(raw))
     kind = obj.get("type")
@@ -152,9 +181,7 @@ def parse(raw: bytes | str | Oversized, door: str) -> Parsed | Rejection | NotPe
     if envelope["type"] not in DOORS[door]:
         return NotPermitted(**envelope, claimed={**envelope, "facts": readable_facts(_exact_facts(obj, raw))})
     try:
-        command = DOORS[door][envelope["type"]].model_validate(obj)
+        DOORS[door][envelope["type"]].model_validate(obj)
     except ValidationError as exc:
         return Rejection(error=_first_error(exc), raw=excerpt(raw), **envelope)
-    # The envelope as read is the model's own (it validated those very values).
-    return Parsed(command=command, content=orjson.dumps(obj, option=orjson.OPT_SORT_KEYS),
-                  claimed={**envelope, "facts": _exact_facts(obj, raw)})
+    raise AssertionError("a command parse validated on its second reading")  # model_validate is deterministic

@@ -16,8 +16,9 @@ import copy
 from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
+from pydantic.fields import FieldInfo
 
-from commands.facts import Fact
+from commands.facts import Fact, value_type
 from commands.models import AGENT_TYPES, Facts
 
 FORMATS = ("openai", "anthropic", "jsonschema")
@@ -80,14 +81,13 @@ def _field_text(name: str) -> str:
     return Fact.model_fields[name].description or ""
 
 
-def value_schema(fact_type: type[Fact]) -> dict[str, Any]:
-    """The JSON schema of a known value, from the Fact's type parameter (what parsing checks)."""
-    [tp] = fact_type.__pydantic_generic_metadata__["args"]
-    return _non_empty(_inline(TypeAdapter(tp).json_schema()))
+def value_schema(field: FieldInfo) -> dict[str, Any]:
+    """The JSON schema of a known value, from the fact field's value type (what parsing checks)."""
+    return _non_empty(_inline(TypeAdapter(value_type(field.metadata)).json_schema()))
 
 
-def fact_schema(name: str, fact_type: type[Fact], required: bool) -> dict[str, Any]:
-    value = value_schema(fact_type)
+def fact_schema(name: str, field: FieldInfo, required: bool) -> dict[str, Any]:
+    value = value_schema(field)
     source = {"type": "string", "minLength": 1, "description": _field_text("source")}
     need = "Required: the command is blocked until it is known." if required else "Optional."
     return {
@@ -117,7 +117,7 @@ def facts_schema(command_type: str) -> dict[str, Any]:
     needed = set(model.required_names())
     names = list(model.model_fields)
     return {"type": "object", "additionalProperties": False, "required": names,
-            "properties": {n: fact_schema(n, model.model_fields[n].annotation, n in needed) for n in names}}
+            "properties": {n: fact_schema(n, model.model_fields[n], n in needed) for n in names}}
 
 
 def command_schema(command_type: str) -> dict[str, Any]:
