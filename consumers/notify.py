@@ -1,13 +1,20 @@
-"""`ledger notify`: each new escalation, posted to a person's webhook as signed JSON.
+"""`ledger notify`: each escalation raised or closed, posted to a person's webhook as signed JSON.
+
+What it posts is what the contract puts on `ledger.escalations` "for whoever must notify a
+person" (section 10: every escalation raised or closed): `EscalationRaised`, and
+`EscalationClosed`, whose `order_id` names the order an owner's approval placed (section 14)
+so the person can tell the customer. Acknowledgements are not posted: they change nothing a
+person has to act on (docs/contract-choices.md).
 
 It follows the log from a position of its own (one per webhook URL), not Kafka: it needs no
 broker and sees escalations from every writer. The body is the event as `ledger events`
 prints it and `ledger.escalations` carries it; `X-Ledger-Signature` is the hex HMAC-SHA512
 of the raw body, as on the payment webhook. Every attempt is recorded (attempts, last
-status, `delivered_at`); an escalation whose post was answered 2xx is never posted again,
-and the position never moves past one that was not, so nothing is skipped either. The one
-gap is a crash between the 2xx and its record: then the post is repeated, so receivers
-should drop repeats by `escalation_id` (also sent as `X-Ledger-Escalation`).
+status, `delivered_at`), raises and closes each in a table of their own; a post answered 2xx
+is never made again, and the position never moves past one that was not, so nothing is
+skipped either. The one gap is a crash between the 2xx and its record: then the post is
+repeated, so receivers should drop repeats by `type` and `escalation_id` (the escalation is
+also sent as `X-Ledger-Escalation`).
 """
 from __future__ import annotations
 
@@ -24,7 +31,7 @@ from sqlalchemy import BigInteger, Column, Integer, MetaData, Table, Text, selec
 
 from ledger.retry import Backoff, first_line
 from consumers.relay import event_row
-from ledger.events import EscalationRaised
+from ledger.events import EscalationClosed, EscalationRaised
 from ledger.payments import hmac_sha512_hex, sandbox_secret_default, signature_header
 from ledger.service import utc_now
 from ledger.sql import Lease
@@ -45,17 +52,27 @@ positions = Table(
     Column("name", Text, primary_key=True),           # the webhook URL
     Column("position", BigInteger, nullable=False),   # every escalation up to here is delivered
 )
-deliveries = Table(
-    "ledger_notify_deliveries", metadata,
-    Column("name", Text, primary_key=True),
-    Column("business_id", Text, primary_key=True),
-    Column("escalation_id", Text, primary_key=True),
-    Column("position", BigInteger, nullable=False),
-    Column("attempts", Integer, nullable=False),
-    Column("status", Integer),                         # the last HTTP status; null: no answer
-    Column("error", Text),                             # why the last attempt failed
-    Column("delivered_at", Text),                      # when a 2xx came back; null until then
-)
+
+
+def _deliveries(name: str) -> Table:
+    return Table(
+        name, metadata,
+        Column("name", Text, primary_key=True),
+        Column("business_id", Text, primary_key=True),
+        Column("escalation_id", Text, primary_key=True),
+        Column("position", BigInteger, nullable=False),
+        Column("attempts", Integer, nullable=False),
+        Column("status", Integer),                         # the last HTTP status; null: no answer
+        Column("error", Text),                             # why the last attempt failed
+        Column("delivered_at", Text),                      # when a 2xx came back; null until then
+    )
+
+
+# One row per webhook and escalation in each: an escalation is raised once and closed once.
+deliveries = _deliveries("ledger_notify_deliveries")   # raises
+closes = _deliveries("ledger_notify_closes")
+_TABLES = {EscalationRaised.__name__: deliveries, EscalationClosed.__name__: closes}
+Posted = EscalationRaised | EscalationClosed
 
 
 def secret_from_env() -> tuple[bytes, bool]:
@@ -67,6 +84,7 @@ def secret_from_env() -> tuple[bytes, bool]:
 @dataclass(frozen=True)
 class Delivery:
     position: int
+    type: str  # EscalationRaised or EscalationClosed
     business_id: str
     escalation_id: str
     attempts: int
@@ -92,7 +110,7 @@ class Notifier:
 
     async def catch_up(self, session: aiohttp.ClientSession, stop: asyncio.Event,
                        delivered=lambda d: None) -> int:
-        """Post every escalation raised since the stored position; how many were delivered.
+        """Post every escalation raised or closed since the stored position; how many were delivered.
         Raises Undelivered when one is still not delivered: the next pass starts with it."""
         if not await asyncio.to_thread(self.lease.hold):
             if not self._warned_lease:
@@ -104,7 +122,7 @@ class Notifier:
         while True:
             start = await asyncio.to_thread(self._position)
             page = await asyncio.to_thread(lambda: list(islice(
-                self.store.notifications(start + 1, upto, [EscalationRaised.__name__]), page_escalations_max)))
+                self.store.notifications(start + 1, upto, list(_TABLES)), page_escalations_max)))
             for position, event in page:
                 done = await self._deliver(session, position, event, stop)
                 if done is not None:
@@ -114,7 +132,7 @@ class Notifier:
                 await asyncio.to_thread(self._advance, upto)  # nothing more was raised up to there
                 return count
 
-    async def _deliver(self, session: aiohttp.ClientSession, position: int, event: EscalationRaised,
+    async def _deliver(self, session: aiohttp.ClientSession, position: int, event: Posted,
                        stop: asyncio.Event) -> Delivery | None:
         """Post until a 2xx; the Delivery, or None when it had been delivered before."""
         if await asyncio.to_thread(self._delivered_before, event):
@@ -130,10 +148,10 @@ class Notifier:
             done = await asyncio.to_thread(self._record, position, event, status, error)
             if done.delivered_at is not None:
                 return done
-            log.warning("posting escalation %s to %s failed (%s); attempt %d", event.escalation_id,
+            log.warning("posting %s of %s to %s failed (%s); attempt %d", event.type, event.escalation_id,
                         self.webhook, error, done.attempts)
             if stop.is_set() or (self.attempts_max is not None and attempt >= self.attempts_max):
-                raise Undelivered(f"escalation {event.escalation_id} not delivered to {self.webhook} "
+                raise Undelivered(f"{event.type} of escalation {event.escalation_id} not delivered to {self.webhook} "
                                   f"after {done.attempts} attempts: {error}")
             await backoff.sleep(stop)
 
@@ -151,8 +169,8 @@ class Notifier:
 
     # --- the tables (one notifier per URL at a time: the lease) -------------------
 
-    def _key(self, event: EscalationRaised) -> Any:
-        d = deliveries.c
+    def _key(self, event: Posted) -> Any:
+        d = _TABLES[event.type].c
         return (d.name == self.webhook) & (d.business_id == (event.business_id or "")) & \
             (d.escalation_id == event.escalation_id)
 
@@ -172,24 +190,26 @@ class Notifier:
         with self.store.engine.begin() as conn:
             conn.execute(statement)
 
-    def _delivered_before(self, event: EscalationRaised) -> bool:
+    def _delivered_before(self, event: Posted) -> bool:
+        table = _TABLES[event.type]
         with self.store.engine.connect() as conn:
-            return conn.execute(select(deliveries.c.delivered_at).where(self._key(event))).scalar() is not None
+            return conn.execute(select(table.c.delivered_at).where(self._key(event))).scalar() is not None
 
-    def _record(self, position: int, event: EscalationRaised, status: int | None, error: str | None) -> Delivery:
+    def _record(self, position: int, event: Posted, status: int | None, error: str | None) -> Delivery:
         """One attempt, and on success the position past it, in one transaction."""
-        delivered_at = utc_now() if error is None else None
+        table, delivered_at = _TABLES[event.type], utc_now() if error is None else None
         with self.store.engine.begin() as conn:
-            moved = conn.execute(update(deliveries).where(self._key(event)).values(
-                attempts=deliveries.c.attempts + 1, status=status, error=error, delivered_at=delivered_at))
+            moved = conn.execute(update(table).where(self._key(event)).values(
+                attempts=table.c.attempts + 1, status=status, error=error, delivered_at=delivered_at))
             if moved.rowcount == 0:
-                conn.execute(deliveries.insert().values(
+                conn.execute(table.insert().values(
                     name=self.webhook, business_id=event.business_id or "", escalation_id=event.escalation_id,
                     position=position, attempts=1, status=status, error=error, delivered_at=delivered_at))
             if delivered_at is not None:
                 self._advance(position, conn)
-            attempts = conn.execute(select(deliveries.c.attempts).where(self._key(event))).scalar_one()
-        return Delivery(position, event.business_id or "", event.escalation_id, attempts, status, delivered_at)
+            attempts = conn.execute(select(table.c.attempts).where(self._key(event))).scalar_one()
+        return Delivery(position, event.type, event.business_id or "", event.escalation_id, attempts, status,
+                        delivered_at)
 
 
 async def run(notifier: Notifier, interval_s: float, stop: asyncio.Event, once: bool,

@@ -1,4 +1,4 @@
-"""`ledger notify --webhook URL`: post each new escalation to a person's webhook, signed."""
+"""`ledger notify --webhook URL`: post each escalation raised or closed to a person's webhook, signed."""
 from __future__ import annotations
 
 import argparse
@@ -17,15 +17,15 @@ once_attempts_default = 5
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("notify", help="post each new escalation as signed JSON to a webhook, with retries; "
-                                      "one JSON line per delivery")
+    p = sub.add_parser("notify", help="post each escalation raised or closed as signed JSON to a webhook, "
+                                      "with retries; one JSON line per delivery")
     p.add_argument("--webhook", required=True, metavar="URL", help="http(s) URL that takes the POSTs")
     p.add_argument("--interval-ms", type=int, default=interval_ms_default, metavar="N",
                    help=f"how often to look at the log (default {interval_ms_default})")
     p.add_argument("--once", action="store_true",
-                   help="deliver what is there and exit (1 if an escalation could not be delivered)")
+                   help="deliver what is there and exit (1 if a raise or close could not be delivered)")
     p.add_argument("--attempts", type=int, metavar="N",
-                   help=f"posts per escalation before giving up for now (default: {once_attempts_default} "
+                   help=f"posts per raise or close before giving up for now (default: {once_attempts_default} "
                         "with --once, else no limit)")
     add_db(p)
     p.set_defaults(run=notify)

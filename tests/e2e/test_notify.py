@@ -1,4 +1,5 @@
-"""`ledger notify` against a real HTTP receiver on 127.0.0.1: signed, retried, never twice after a 200."""
+"""`ledger notify` against a real HTTP receiver on 127.0.0.1: every escalation raised or closed (an
+approval's close with its order), signed, retried, never twice after a 200."""
 from __future__ import annotations
 
 import asyncio
@@ -13,10 +14,10 @@ import pytest
 from aiohttp import web
 from sqlalchemy import select
 
-from consumers.notify import deliveries, secret_from_env
+from consumers.notify import closes, deliveries, secret_from_env
 from ledger.payments import hmac_sha512_matches, sandbox_secret_default, signature_header
-from tests.builders import command, known
-from tests.given import agent, owner
+from tests.builders import command, known, line, order
+from tests.given import a_shop, agent, owner
 
 LEDGER = str(Path(sys.executable).with_name("ledger"))
 SECRET = "notify-test-secret"
@@ -83,21 +84,50 @@ def close(escalation_id: str) -> dict:
     return command("CloseEscalation", {"escalation_id": known(escalation_id), "resolution": known("dismissed")})
 
 
-def test_each_escalation_is_posted_once_signed_and_closes_are_not(ledger, db_url):
+def acknowledge(escalation_id: str) -> dict:
+    return command("AcknowledgeEscalation", {"escalation_id": known(escalation_id)})
+
+
+def approve(escalation_id: str) -> dict:
+    return command("ApproveOrder", {"escalation_id": known(escalation_id), "note": known("pays monthly")})
+
+
+def test_each_escalation_raised_or_closed_is_posted_once_signed_and_acknowledgements_are_not(ledger, db_url):
     first, second = (o["escalation_id"] for o in agent(ledger, escalate("t1"), promise("t2")))
-    owner(ledger, close(first))
+    owner(ledger, acknowledge(second), close(first))
 
     with Receiver() as receiver:
         done = notify(db_url, receiver.url)
 
     assert done.returncode == 0, done.stderr
-    assert [b["escalation_id"] for b in receiver.bodies()] == [first, second]
-    assert [(b["type"], b["cause"], b["business_id"]) for b in receiver.bodies()] == [
-        ("EscalationRaised", "agent", "shop-1"), ("EscalationRaised", "auto_promise", "shop-1")]
+    assert [(b["type"], b["escalation_id"]) for b in receiver.bodies()] == [
+        ("EscalationRaised", first), ("EscalationRaised", second), ("EscalationClosed", first)]
+    assert [(b.get("cause"), b.get("resolution"), b["business_id"]) for b in receiver.bodies()] == [
+        ("agent", None, "shop-1"), ("auto_promise", None, "shop-1"), (None, "dismissed", "shop-1")]
     assert all(hmac_sha512_matches(SECRET.encode(), body, headers[signature_header])
                for body, headers in receiver.posts)
     printed = [json.loads(line) for line in done.stdout.splitlines()]
-    assert [(p["escalation_id"], p["attempts"], p["status"]) for p in printed] == [(first, 1, 200), (second, 1, 200)]
+    assert [(p["type"], p["escalation_id"], p["attempts"], p["status"]) for p in printed] == [
+        ("EscalationRaised", first, 1, 200), ("EscalationRaised", second, 1, 200), ("EscalationClosed", first, 1, 200)]
+
+
+def test_an_approved_close_is_posted_with_the_order_the_approval_placed(ledger, store, db_url):
+    a_shop(ledger, credit_limit=50_000)
+    [blocked] = agent(ledger, order("cust-1", [line("rice", 2)]))
+    with Receiver() as receiver:
+        raised = notify(db_url, receiver.url)
+        [approved] = owner(ledger, approve(blocked["escalation_id"]))
+        closed = notify(db_url, receiver.url)
+
+    assert (raised.returncode, closed.returncode, approved["status"]) == (0, 0, "accepted"), closed.stderr
+    assert [(b["type"], b["escalation_id"]) for b in receiver.bodies()] == [
+        ("EscalationRaised", blocked["escalation_id"]), ("EscalationClosed", blocked["escalation_id"])]
+    close_body = receiver.bodies()[1]
+    assert (close_body["resolution"], close_body["order_id"], close_body["note"], close_body["business_id"]) == (
+        "resolved", approved["order_id"], "pays monthly", "shop-1")
+    with store.engine.connect() as conn:
+        assert [(r["escalation_id"], r["attempts"], r["status"]) for r in conn.execute(select(closes)).mappings()] == [
+            (blocked["escalation_id"], 1, 200)]
 
 
 def test_a_500_is_retried_until_a_200_and_every_attempt_is_recorded(ledger, store, db_url):
