@@ -33,7 +33,7 @@ from bench.naive import Business, _Announce
 from bench.serve import businesses_count, measure
 from bench.stage import staged
 from commands.parsing import Parsed, parse
-from consumers.topics import Topics
+from consumers.kafka.topics import Topics
 from ledger.decide import Stamp, decide, refuse, reject
 from ledger.outcome import outcome
 from ledger.service import utc_now

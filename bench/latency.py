@@ -3,7 +3,7 @@
     .venv/bin/python -m bench.latency [--rate 100] [--seconds 20] [--db URL]
 
 Starts a broker as the tests do, creates the topics, starts one `ledger serve` and applies
-a catalogue. Then an agent (consumers.client.LedgerClient) sends a command every 1/rate
+a catalogue. Then an agent (consumers.agent.client.LedgerClient) sends a command every 1/rate
 seconds, each on its own schedule (a slow answer does not delay the next send), and the
 time from `send` to its outcome arriving is recorded. The first second is warm-up and not
 counted. Without --db, a fresh SQLite file. Prints one JSON line: p50, p90, p99, max in ms,
@@ -21,8 +21,8 @@ import time
 
 from bench.serve import businesses_count
 from bench.stage import staged
-from consumers.client import LedgerClient
-from consumers.topics import Topics
+from consumers.agent.client import LedgerClient
+from consumers.kafka.topics import Topics
 from tests.kafka_support import Serve, mixed_commands, setup_commands, wait_until
 
 warm_up_s = 1.0

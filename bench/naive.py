@@ -33,7 +33,7 @@ from eventsourcing.domain import Aggregate, event
 from bench.process import agent_commands, owner_commands
 from bench.serve import businesses_count, measure
 from bench.stage import staged
-from consumers.topics import Topics
+from consumers.kafka.topics import Topics
 from tests.kafka_support import Serve, mixed_commands, setup_commands
 from commands.parsing import Parsed, parse
 from ledger.decide import Stamp, decide

@@ -36,7 +36,7 @@ PHASES = [
     ("event encoding", ("ledger/events.py", "ledger/codec.py")),
     ("write (store, SQLAlchemy, driver)", ("ledger/store.py", "ledger/sql.py", "sqlalchemy/", "sqlite3",
                                            "psycopg", "eventsourcing")),
-    ("outbox + produce", ("consumers/outbox.py", "producer")),
+    ("outbox + produce", ("consumers/kafka/outbox.py", "producer")),
     ("Kafka client (fetch, decode)", ("aiokafka/", "kafka_unreadable.py")),
     ("Ledger shell (claims, ids, batch)", ("ledger/service.py", "ledger/chain.py", "ledger/bulk.py")),
     ("serve loop", ("consumers/",)),

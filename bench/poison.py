@@ -22,7 +22,7 @@ import psycopg
 
 from bench.latency import percentile
 from bench.stage import staged
-from consumers.client import LedgerClient
+from consumers.agent.client import LedgerClient
 from ledger.store import Store
 from tests import builders as b
 from tests.kafka_support import wait_until

@@ -30,7 +30,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 
 from bench.stage import from_end
 
-from consumers.topics import TOKEN_HEADER, Topics, create_topics
+from consumers.kafka.topics import TOKEN_HEADER, Topics, create_topics
 from tests.broker import running_broker
 from tests.kafka_support import Serve, agent_token, mixed_commands, setup_commands, wait_until
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
-from consumers.topics import Topics, create_topics
+from consumers.kafka.topics import Topics, create_topics
 from tests.broker import running_broker
 from tests.kafka_support import Serve
 

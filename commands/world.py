@@ -3,7 +3,7 @@
 A fact is set as known (with where it came from), unknown, or conflicting, and never
 inferred: a name never set is unknown. Commands are built from exactly what was set, so
 the command says what the agent knew and nothing more. Read-only lookups (price, stock)
-need nothing known; only commands with effects are gated (consumers/gate.py) and decided
+need nothing known; only commands with effects are gated (consumers/agent/gate.py) and decided
 (the ledger).
 """
 from __future__ import annotations

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from commands.parsing import NotPermitted, Parsed, Rejection, excerpt, parse
-from consumers.topics import TOKEN_HEADER
+from consumers.kafka.topics import TOKEN_HEADER
 from ledger.agents import Agent, AgentKeys
 
 Item = Parsed | NotPermitted | Rejection
@@ -42,7 +42,7 @@ def admit(keys: AgentKeys, messages: Sequence[tuple[Any, bytes | Rejection]]) ->
 
 
 def _admit(agent: Agent | None, raw: bytes | Rejection) -> Item:
-    if isinstance(raw, Rejection):  # a record batch nobody can read: its token neither (kafka_unreadable.py)
+    if isinstance(raw, Rejection):  # a record batch nobody can read: its token neither (consumers/kafka/unreadable.py)
         return raw
     item = parse(raw, "agent")
     head: Any = item.command if isinstance(item, Parsed) else item

@@ -22,7 +22,7 @@ from multiprocessing.connection import Connection
 
 from ledger.retry import first_line
 from consumers.follow import Follower
-from consumers.topics import Topics
+from consumers.kafka.topics import Topics
 from ledger import events as ev
 from ledger.store import Store
 from projections.projector import Projector
@@ -189,7 +189,7 @@ async def _started_relay(store: Store, to: RelayTo):
     # Imported here: only a child that relays needs the Kafka client.
     from aiokafka import AIOKafkaProducer
 
-    from consumers.relay import Relay
+    from consumers.kafka.relay import Relay
     # No linger: an event goes out at once; under load, what is sent while a request is in
     # flight still batches up behind it.
     producer = AIOKafkaProducer(bootstrap_servers=to.bootstrap, acks="all", linger_ms=0, max_batch_size=1 << 18)

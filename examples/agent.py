@@ -34,9 +34,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from commands.tools import definitions  # noqa: E402
 from commands.world import NotAFact, WorldState  # noqa: E402
-from consumers.agent_tools import LedgerTools, StoreCatalog  # noqa: E402
-from consumers.gate import FactsNotKnown  # noqa: E402
-from consumers.next_step import next_step  # noqa: E402
+from consumers.agent.tools import LedgerTools, StoreCatalog  # noqa: E402
+from consumers.agent.gate import FactsNotKnown  # noqa: E402
+from consumers.agent.next_step import next_step  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 # Refusals on their way to the ledger through Kafka (the agent was answered without them):
@@ -168,7 +168,7 @@ async def main_async(args: argparse.Namespace, say: Callable[[str], None]) -> li
         ledger = Ledger(store)
         ledger.handle(shop_commands(), "owner")
         return await conversation(LedgerTools.embedded(ledger), catalog, say)
-    from consumers.client import LedgerClient
+    from consumers.agent.client import LedgerClient
     async with LedgerClient(args.bootstrap, token=os.environ.get("LEDGER_AGENT_TOKEN")) as client:
         for raw in shop_commands():
             await client.submit(orjson.loads(raw), admin=True)

@@ -160,7 +160,7 @@ class Ledger:
     def handle_items(self, items: list[Parsed | NotPermitted | Rejection],
                      raws: Sequence[bytes | str | Oversized | Rejection],
                      door: str, extra: Extra | None = None, started: float | None = None) -> list[Outcome]:
-        """As `handle`, for commands a door has already read (and maybe refused: see agent_door.py)."""
+        """As `handle`, for commands a door has already read (and maybe refused: see consumers/agent_door.py)."""
         started = time.perf_counter() if started is None else started
         with no_cyclic_gc(), self._lock:
             outcomes = self._handle(items, extra, raws)

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from consumers import dev_broker
+from consumers.kafka import dev_broker
 
 
 def free_port() -> int:

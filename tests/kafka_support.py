@@ -20,8 +20,8 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.structs import ConsumerRecord
 from sqlalchemy import create_engine, func, select
 
-from consumers.offsets import offsets
-from consumers.topics import Topics, create_topics
+from consumers.kafka.offsets import offsets
+from consumers.kafka.topics import Topics, create_topics
 from tests import builders as b
 from tests.conftest import _fresh_pg
 

@@ -1,5 +1,5 @@
 """`ledger dev broker`: the Kafka-protocol broker the tests use, on localhost, for trying
-`ledger serve` and `ledger submit` without Docker (see consumers/dev_broker.py)."""
+`ledger serve` and `ledger submit` without Docker (see consumers/kafka/dev_broker.py)."""
 from __future__ import annotations
 
 import argparse
@@ -8,7 +8,7 @@ import sys
 import time
 
 from consumers.cli.common import UsageError
-from consumers.http_site import parse_listen
+from consumers.http.site import parse_listen
 
 default_listen = "127.0.0.1:9092"  # where `ledger serve` and `ledger submit` look by default
 poll_s = 0.2  # how often the foreground checks for a signal or a dead broker
@@ -24,7 +24,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def broker(args: argparse.Namespace) -> int:
-    from consumers import dev_broker
+    from consumers.kafka import dev_broker
 
     try:
         host, port = parse_listen(args.listen)

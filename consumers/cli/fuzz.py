@@ -21,7 +21,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def fuzz(args: argparse.Namespace) -> int:
-    from consumers.fuzz import ShopTaken, deterministic_ledger, run  # the ledger and its command models
+    from consumers.agent.fuzz import ShopTaken, deterministic_ledger, run  # the ledger and its command models
     from ledger.store import Store
 
     if args.count < 0:

@@ -9,8 +9,8 @@ import signal
 import sys
 
 from consumers.cli.common import UsageError, add_db, emit, open_input, open_ledger
-from consumers.http_site import parse_listen
-from consumers.topics import (Topics, TopicsError, bootstrap_servers, default_group, default_timeout_s, ensure_topics,
+from consumers.http.site import parse_listen
+from consumers.kafka.topics import (Topics, TopicsError, bootstrap_servers, default_group, default_timeout_s, ensure_topics,
                               fetch_wait_ms_default, partitions_default)
 from ledger.retry import retrying_async
 
@@ -98,10 +98,10 @@ async def _serve(args: argparse.Namespace) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, on_signal, sig.name)
     # Loaded once a stop can be heard, and only by the subcommand that uses them.
-    from consumers import webhook_http
-    from consumers.kafka_consumer import ServeConfig, Server
+    from consumers.http import webhook
+    from consumers.kafka.consumer import ServeConfig, Server
     from consumers.ops import http as ops_http
-    from consumers.ops.consumer import ServeConsumer
+    from consumers.kafka.serve_consumer import ServeConsumer
 
     bootstrap, topics = bootstrap_servers(args.bootstrap_servers), _topics(args)
     ledger = await retrying_async(lambda: asyncio.to_thread(open_ledger, args), stop, "opening the database")
@@ -123,8 +123,8 @@ async def _serve(args: argparse.Namespace) -> int:
     runners = []
     try:
         if args.webhook:
-            runners.append(await webhook_http.start(ledger, args.webhook))
-            log.info("payment webhook on http://%s:%s%s", *runners[-1].addresses[0][:2], webhook_http.webhook_path)
+            runners.append(await webhook.start(ledger, args.webhook))
+            log.info("payment webhook on http://%s:%s%s", *runners[-1].addresses[0][:2], webhook.webhook_path)
         if args.metrics:
             runners.append(await ops_http.start(ledger.store, args.metrics, ServeConsumer(server)))
             log.info("health and metrics on http://%s:%s/healthz and /metrics", *runners[-1].addresses[0][:2])
@@ -166,7 +166,7 @@ def submit(args: argparse.Namespace) -> int:
 
 
 async def _submit(args: argparse.Namespace, lines: list[tuple[int, bytes]]) -> int:
-    from consumers.client import LedgerClient
+    from consumers.agent.client import LedgerClient
 
     token = args.token or os.environ.get("LEDGER_AGENT_TOKEN")
     async with LedgerClient(args.bootstrap_servers, _topics(args), token=None if args.admin else token) as client:

@@ -26,7 +26,7 @@ def run(args: argparse.Namespace) -> int:
     import anyio
 
     from consumers.cli.common import open_ledger, open_store
-    from consumers.http_site import parse_listen
+    from consumers.http.site import parse_listen
     from consumers.mcp.backends import Embedded, Reads, ViaKafka
     from consumers.mcp.server import LedgerTools, serve_http, serve_stdio
 

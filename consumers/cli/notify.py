@@ -32,7 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def notify(args: argparse.Namespace) -> int:
-    from consumers.notify import Notifier, Undelivered, run, secret_from_env  # aiohttp: only when used
+    from consumers.http.notify import Notifier, Undelivered, run, secret_from_env  # aiohttp: only when used
 
     url = urlsplit(args.webhook)
     if url.scheme not in ("http", "https") or not url.hostname:

@@ -12,7 +12,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from consumers.cli.common import UsageError, add_db, emit, open_store
-from consumers.http_site import parse_listen, webhook_path
+from consumers.http.site import parse_listen, webhook_path
 from ledger.payments import PaymentConfigError, SandboxProvider, provider_from_env, secret_env
 
 if TYPE_CHECKING:
@@ -83,7 +83,7 @@ def simulate(args: argparse.Namespace) -> int:
 
 
 def webhook(args: argparse.Namespace) -> int:
-    from consumers.webhook_http import serve  # aiohttp, which builds its SSL contexts at import
+    from consumers.http.webhook import serve  # aiohttp, which builds its SSL contexts at import
     from ledger.service import Ledger
 
     provider = _provider()

@@ -7,8 +7,8 @@ import os
 import sys
 
 from consumers.cli.common import UsageError, add_db, open_ledger
-from consumers.web.auth import Auth, TokenConfigError, one_time, parse_tokens, token_env
-from consumers.http_site import is_loopback, parse_listen
+from consumers.http.web.auth import Auth, TokenConfigError, one_time, parse_tokens, token_env
+from consumers.http.site import is_loopback, parse_listen
 
 default_listen = "127.0.0.1:8080"
 
@@ -24,7 +24,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def web(args: argparse.Namespace) -> int:
-    from consumers.web.app import serve  # aiohttp, which builds its SSL contexts at import
+    from consumers.http.web.app import serve  # aiohttp, which builds its SSL contexts at import
 
     try:
         host, _ = parse_listen(args.listen)

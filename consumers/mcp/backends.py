@@ -67,7 +67,7 @@ class Embedded:
 
 class ViaKafka:
     def __init__(self, bootstrap: str | None, token: str):
-        from consumers.client import LedgerClient
+        from consumers.agent.client import LedgerClient
 
         self.client = LedgerClient(bootstrap, token=token)
 

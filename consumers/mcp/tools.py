@@ -2,7 +2,7 @@
 
 A command tool's input schema is the command's facts, from commands/tools.py (the same
 models `ledger tools` exports and the ledger parses with), so the two cannot drift. Its
-result is the outcome (CONTRACT 6) as structured content, and the next step (next_step.py)
+result is the outcome (CONTRACT 6) as structured content, and the next step (consumers/agent/next_step.py)
 as text: a model that reads only the text still knows what to do.
 """
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 import mcp_types as types
 
 from commands import tools as definitions
-from consumers.next_step import minor_units, next_step
+from consumers.agent.next_step import minor_units, next_step
 from ledger.state import BusinessState
 from projections.orders import status as order_status
 

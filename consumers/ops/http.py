@@ -16,7 +16,7 @@ from aiohttp import web
 from eventsourcing.persistence import PersistenceError
 from sqlalchemy.exc import SQLAlchemyError
 
-from consumers.http_site import start_site
+from consumers.http.site import start_site
 from consumers.ops.metrics import CONTENT_TYPE, Consumer, Metrics
 from ledger.store import Store
 

@@ -94,8 +94,8 @@ class LogCollector(Collector):
                                     "yet published to Kafka", value=outbox_rows)
 
     def _read(self, engine: Engine) -> tuple[int, int | None, list[tuple[str, int]], int | None]:
-        from consumers.outbox import outbox
-        from consumers.relay import relay_positions
+        from consumers.kafka.outbox import outbox
+        from consumers.kafka.relay import relay_positions
         from projections.projector import tracker_name, tracking
 
         position = self.store.max_position()

@@ -62,7 +62,7 @@ def test_every_refusal_of_the_example_is_in_the_log_wherever_it_happened(tmp_pat
 
 @pytest.mark.kafka
 def test_the_example_agent_talks_to_ledger_serve_through_kafka(tmp_path):
-    pytest.importorskip("consumers.client")
+    pytest.importorskip("consumers.agent.client")
     broker = pytest.importorskip("tests.broker")
     from consumers.cli import parser
     if "serve" not in parser()._subparsers._group_actions[0].choices:

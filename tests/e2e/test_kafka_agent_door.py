@@ -10,8 +10,8 @@ import orjson
 import pytest
 from aiokafka import AIOKafkaProducer
 
-from consumers.client import LedgerClient
-from consumers.topics import CORRELATION_HEADER, TOKEN_HEADER
+from consumers.agent.client import LedgerClient
+from consumers.kafka.topics import CORRELATION_HEADER, TOKEN_HEADER
 from ledger.store import Store
 from tests import builders as b
 from tests.kafka_support import LEDGER, Serve, agent_token, new_topics, read_topic, setup_commands

@@ -10,7 +10,7 @@ import pytest
 from aiokafka.partitioner import DefaultPartitioner
 from confluent_kafka import Producer
 
-from consumers.topics import CORRELATION_HEADER, SOURCE_HEADER
+from consumers.kafka.topics import CORRELATION_HEADER, SOURCE_HEADER
 from tests import builders as b
 from tests.kafka_support import Serve, new_topics, outcomes_by_command, read_topic
 

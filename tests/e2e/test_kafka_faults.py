@@ -13,7 +13,7 @@ import pytest
 from aiokafka import AIOKafkaConsumer
 from sqlalchemy import create_engine
 
-from consumers.offsets import offsets
+from consumers.kafka.offsets import offsets
 from ledger.service import Ledger
 from ledger.store import Store
 from tests import builders as b

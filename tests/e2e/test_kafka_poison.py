@@ -9,7 +9,7 @@ from __future__ import annotations
 import psycopg
 import pytest
 
-from consumers.topics import ERROR_HEADER, SOURCE_HEADER
+from consumers.kafka.topics import ERROR_HEADER, SOURCE_HEADER
 from ledger.store import Store
 from tests import builders as b
 from tests.kafka_support import (Serve, applied, events_by_command, kafka_db, new_topics,  # noqa: F401

@@ -8,7 +8,7 @@ import orjson
 import pytest
 from aiokafka import AIOKafkaProducer
 
-from consumers.relay import Relay, metadata as relay_metadata
+from consumers.kafka.relay import Relay, metadata as relay_metadata
 from ledger.service import Ledger
 from ledger.store import Store
 from tests import builders as b

@@ -8,9 +8,9 @@ import aiohttp
 import orjson
 import pytest
 
-from consumers.client import LedgerClient
-from consumers.relay import ESCALATION_EVENTS
-from consumers.topics import CORRELATION_HEADER, ERROR_HEADER, SOURCE_HEADER
+from consumers.agent.client import LedgerClient
+from consumers.kafka.relay import ESCALATION_EVENTS
+from consumers.kafka.topics import CORRELATION_HEADER, ERROR_HEADER, SOURCE_HEADER
 from ledger.payments import SandboxProvider
 from ledger.store import Store
 from projections.projector import Projector

@@ -14,7 +14,7 @@ import pytest
 from aiohttp import web
 from sqlalchemy import select
 
-from consumers.notify import closes, deliveries, secret_from_env
+from consumers.http.notify import closes, deliveries, secret_from_env
 from ledger.payments import hmac_sha512_matches, sandbox_secret_default, signature_header
 from tests.builders import command, known, line, order
 from tests.given import a_shop, agent, owner

@@ -8,7 +8,7 @@ import uuid
 
 import pytest
 
-from consumers.topics import Topics, create_topics, partition_counts
+from consumers.kafka.topics import Topics, create_topics, partition_counts
 from tests.kafka_support import LEDGER, Serve, topic_args, wait_until
 
 pytestmark = pytest.mark.kafka

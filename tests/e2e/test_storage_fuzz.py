@@ -192,8 +192,8 @@ def the_reads_answer(db_url: str) -> None:
 def the_web_pages_answer(db_url: str, *businesses: str) -> None:
     import aiohttp
 
-    from consumers.web.app import start
-    from consumers.web.auth import Auth, Owner
+    from consumers.http.web.app import start
+    from consumers.http.web.auth import Auth, Owner
 
     owners = [Owner(b, f"token-for-{b}-0123456789") for b in businesses]
 

@@ -15,7 +15,7 @@ import orjson
 import pytest
 from aiokafka import AIOKafkaProducer
 
-from consumers.topics import CORRELATION_HEADER
+from consumers.kafka.topics import CORRELATION_HEADER
 from tests import builders as b
 from tests.kafka_support import LEDGER, Serve, new_topics, read_topic
 

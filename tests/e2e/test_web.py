@@ -7,7 +7,7 @@ import re
 import aiohttp
 import pytest
 
-from consumers.web.auth import Owner, TokenConfigError, parse_tokens
+from consumers.http.web.auth import Owner, TokenConfigError, parse_tokens
 from ledger.store import Store
 from tests.projected import audit
 from tests.e2e.test_cli import ledger_run

@@ -1,4 +1,4 @@
-"""The client-side gate (consumers/gate.py, consumers/agent_tools.py): a side effect runs only on
+"""The client-side gate (consumers/agent/gate.py, consumers/agent/tools.py): a side effect runs only on
 known facts, and there is no way around it. (tests/integration/test_gate.py is the ledger's own gate.)"""
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import inspect
 
 import pytest
 
-import consumers.agent_tools as agent_tools
+import consumers.agent.tools as agent_tools
 from commands.world import NotAFact, WorldState
-from consumers.agent_tools import LedgerTools, StoreCatalog
-from consumers.gate import FactsNotKnown, side_effect
+from consumers.agent.tools import LedgerTools, StoreCatalog
+from consumers.agent.gate import FactsNotKnown, side_effect
 from tests.builders import customer, product, raw
 
 LINES = [{"sku": "rice", "quantity": 2}]
@@ -196,7 +196,7 @@ def test_tools_are_documented_as_gated():
 
 
 def test_through_kafka_the_gate_runs_at_the_call_before_anything_is_produced():
-    client_module = pytest.importorskip("consumers.client")
+    client_module = pytest.importorskip("consumers.agent.client")
     client = client_module.LedgerClient("127.0.0.1:9")  # never started: producing would fail loudly
     tools = LedgerTools.kafka(client)
     with pytest.raises(FactsNotKnown) as blocked:

@@ -9,7 +9,7 @@ import pytest
 from commands.facts import Fact, is_empty
 from commands.models import Facts
 from consumers.cli import main
-from consumers.fuzz import deterministic_ledger, every_required_known, run
+from consumers.agent.fuzz import deterministic_ledger, every_required_known, run
 from ledger.store import Store
 
 
@@ -104,8 +104,8 @@ def test_escalate_needs_nothing_known():
 
 
 def test_checker_and_ledger_agree_on_known_wherever_the_ledger_read_the_facts(sqlite_store):
-    from consumers.sloppy import Sloppy
-    from consumers.fuzz import seed_shop
+    from consumers.agent.sloppy import Sloppy
+    from consumers.agent.fuzz import seed_shop
     ledger = deterministic_ledger(sqlite_store, 11)
     sloppy = Sloppy(11, seed_shop(ledger, "fuzz-11"))
     raws = sloppy.batch(3_000, 0)

@@ -2,7 +2,7 @@
 the next step of each names them."""
 from __future__ import annotations
 
-from consumers.next_step import minor_units, next_step, table
+from consumers.agent.next_step import minor_units, next_step, table
 from tests.builders import conflict, customer, line, order, payment_link, product, raw
 
 

@@ -11,7 +11,7 @@ import json
 
 import orjson
 
-from consumers.webhook_http import webhook_path
+from consumers.http.webhook import webhook_path
 from ledger.payments import signature_header
 from projections.columns import COLUMNS
 from tests.given import an_order_with_a_link

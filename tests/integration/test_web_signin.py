@@ -8,8 +8,8 @@ from http.cookies import SimpleCookie
 
 import pytest
 
-from consumers.web.app import start
-from consumers.web.auth import Auth, Owner, cookie_name, same_site_path, session_s_max
+from consumers.http.web.app import start
+from consumers.http.web.auth import Auth, Owner, cookie_name, same_site_path, session_s_max
 from ledger.service import Ledger
 
 TOKEN = "tok-shop-1-0123456789abcdef"
@@ -126,7 +126,7 @@ def test_no_log_line_holds_a_token(store, caplog):
 
 
 def test_any_aiohttp_record_is_redacted(caplog):
-    from consumers import access_log
+    from consumers.http import access_log
     access_log.install()
     caplog.set_level(logging.DEBUG)
 

@@ -180,8 +180,8 @@ def test_the_owner_sees_the_unsigned_count_on_the_blocks_page(store):
 
     import aiohttp
 
-    from consumers.web.app import start
-    from consumers.web.auth import Auth, Owner
+    from consumers.http.web.app import start
+    from consumers.http.web.auth import Auth, Owner
 
     Ledger(store, now=Clock()).handle_webhook(b"{}", {signature_header: "forged"})
 

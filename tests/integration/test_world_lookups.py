@@ -1,7 +1,7 @@
 """WorldState's catalog lookups on the store (SQLite and PostgreSQL): a lookup needs no known fact."""
 from __future__ import annotations
 
-from consumers.agent_tools import StoreCatalog
+from consumers.agent.tools import StoreCatalog
 from tests.builders import product, raw
 from tests.unit.test_world import world
 

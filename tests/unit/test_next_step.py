@@ -9,8 +9,8 @@ import pytest
 
 from commands import COMMAND_TYPES
 from commands.world import WorldState
-from consumers.gate import FactsNotKnown, side_effect
-from consumers.next_step import ACTIONS, next_step, table
+from consumers.agent.gate import FactsNotKnown, side_effect
+from consumers.agent.next_step import ACTIONS, next_step, table
 
 CONTRACT = Path(__file__).resolve().parents[3] / "shared" / "CONTRACT.md"
 # The contract's section 6 list, for a checkout without ../shared beside it.

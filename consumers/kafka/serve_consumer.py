@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from consumers.kafka_consumer import Server
+    from consumers.kafka.consumer import Server
 
 
 class ServeConsumer:

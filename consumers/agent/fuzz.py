@@ -20,7 +20,7 @@ from typing import Any
 
 import orjson
 
-from consumers.sloppy import Shop, Sloppy
+from consumers.agent.sloppy import Shop, Sloppy
 from ledger.service import Ledger
 from ledger.store import Store
 

@@ -9,10 +9,10 @@ from typing import Any
 from urllib.parse import quote
 
 from consumers.money import money
-from consumers.web.actions import ACTIONS
-from consumers.web.held import Held
-from consumers.web.pages import Item, TurnCommand, event_details
-from consumers.web.templates import cash, claimed_facts, e, shown, table
+from consumers.http.web.actions import ACTIONS
+from consumers.http.web.held import Held
+from consumers.http.web.pages import Item, TurnCommand, event_details
+from consumers.http.web.templates import cash, claimed_facts, e, shown, table
 
 CAUSES = {"agent": "The agent asked for a person", "credit_limit": "Credit limit exceeded",
           "auto_promise": "The reply promised a human follow-up"}

@@ -37,7 +37,7 @@ async def start_site(app: web.Application, listen: str) -> web.AppRunner:
     The caller awaits `runner.cleanup()`."""
     from aiohttp import web  # here: every subcommand imports this module for parse_listen
 
-    from consumers import access_log
+    from consumers.http import access_log
 
     host, port = parse_listen(listen)
     access_log.install()

@@ -21,7 +21,7 @@ from sqlalchemy import BigInteger, Column, Integer, LargeBinary, MetaData, Strin
 from sqlalchemy.engine import Engine
 from sqlalchemy.sql import Executable
 
-from consumers.topics import CORRELATION_HEADER, ERROR_HEADER, SOURCE_HEADER, TOKEN_HEADER, Topics
+from consumers.kafka.topics import CORRELATION_HEADER, ERROR_HEADER, SOURCE_HEADER, TOKEN_HEADER, Topics
 
 error_header_bytes_max = 1024
 

@@ -22,7 +22,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from consumers.http_site import is_loopback, parse_listen, serve_until_signalled, start_site, webhook_path
+from consumers.http.site import is_loopback, parse_listen, serve_until_signalled, start_site, webhook_path
 from consumers.ops import http as ops_http
 from ledger.payments import MissingSecret
 from ledger.service import Ledger

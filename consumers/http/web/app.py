@@ -1,7 +1,7 @@
 """`ledger web`: the escalation queue and the audit views, server-rendered on aiohttp.
 
 Pages read the projections of the signed-in owner's business, caught up first. The buttons
-send owner commands (consumers/web/actions.py: acknowledge, close with a note, approve a
+send owner commands (consumers/http/web/actions.py: acknowledge, close with a note, approve a
 blocked order, raise the limit and approve) through `Ledger.handle(..., "owner")`, the door
 `ledger admin apply` uses, with `agent_id` set to the person's name: every click is an
 event naming who made it. A click is refused before it reaches the ledger (and so changes
@@ -20,10 +20,10 @@ import orjson
 from aiohttp import web
 from sqlalchemy.engine import Connection
 
-from consumers.http_site import parse_listen, serve_until_signalled, start_site
+from consumers.http.site import parse_listen, serve_until_signalled, start_site
 from consumers.ops import http as ops_http
-from consumers.web import actions, pages, queue_html, templates
-from consumers.web.auth import Auth, Owner, same_site_path, set_session
+from consumers.http.web import actions, pages, queue_html, templates
+from consumers.http.web.auth import Auth, Owner, same_site_path, set_session
 from ledger import unsigned_webhooks
 from ledger.service import Ledger
 from projections.projector import Projector

@@ -23,7 +23,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.structs import ConsumerRecord
 
 from ledger.retry import Backoff, first_line
-from consumers.topics import CORRELATION_HEADER, TOKEN_HEADER, Topics, bootstrap_servers, default_timeout_s, fetch_wait_ms_default
+from consumers.kafka.topics import CORRELATION_HEADER, TOKEN_HEADER, Topics, bootstrap_servers, default_timeout_s, fetch_wait_ms_default
 
 log = logging.getLogger("ledger.client")
 

@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 import orjson
 
 from consumers.money import AMOUNTS, money
-from consumers.web.pages import Blocks
+from consumers.http.web.pages import Blocks
 
 NAV = (("queue", "/", "Queue"), ("blocks", "/blocks", "Blocks"), ("intents", "/intents", "Intents"),
        ("orders", "/orders", "Orders"))

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from consumers.money import money, parse_money
-from consumers.web.auth import Owner
-from consumers.web.held import Held
+from consumers.http.web.auth import Owner
+from consumers.http.web.held import Held
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
     tools = LedgerTools.embedded(ledger)
     outcome = tools.call("PlaceOrder", world)   # or tools.place_order(world)
 
-    tools = LedgerTools.kafka(client)           # a started consumers.client.LedgerClient
+    tools = LedgerTools.kafka(client)           # a started consumers.agent.client.LedgerClient
     outcome = await tools.place_order(world)
 
 Each tool sends the command built from the turn's WorldState holding exactly the facts
@@ -28,7 +28,7 @@ from typing import Any
 import orjson
 
 from commands.world import NotAFact, WorldState
-from consumers.gate import FactsNotKnown, side_effect
+from consumers.agent.gate import FactsNotKnown, side_effect
 from ledger.service import Ledger
 from ledger.state import BusinessState
 from ledger.store import Store
@@ -72,7 +72,7 @@ class LedgerTools:
 
     @classmethod
     def kafka(cls, client: Any, timeout_s: float = 30.0) -> "LedgerTools":
-        """Through a started `consumers.client.LedgerClient` (the agent topic). Its tools return
+        """Through a started `consumers.agent.client.LedgerClient` (the agent topic). Its tools return
         an awaitable outcome; the gate has already run when the call returns, so a block
         raises FactsNotKnown at the call, before anything is produced."""
         return cls(lambda cmd: client.submit(cmd, timeout=timeout_s), _PRIVATE)

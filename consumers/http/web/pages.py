@@ -15,7 +15,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.engine import Connection
 
-from consumers.web.held import Held, claimed_block, held_order
+from consumers.http.web.held import Held, claimed_block, held_order
 from ledger import events as ev
 from ledger.store import Store
 from projections.businesses import currencies

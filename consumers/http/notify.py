@@ -30,7 +30,7 @@ import orjson
 from sqlalchemy import BigInteger, Column, Integer, MetaData, Table, Text, select, update
 
 from ledger.retry import Backoff, first_line
-from consumers.relay import event_row
+from consumers.kafka.relay import event_row
 from ledger.events import EscalationClosed, EscalationRaised
 from ledger.payments import hmac_sha512_hex, sandbox_secret_default, signature_header
 from ledger.service import utc_now

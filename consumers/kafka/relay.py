@@ -23,7 +23,7 @@ from aiokafka import AIOKafkaProducer
 import sqlalchemy.exc
 from sqlalchemy import BigInteger, Column, MetaData, String, Table, select
 
-from consumers.topics import Topics
+from consumers.kafka.topics import Topics
 from ledger.events import Event
 from ledger.sql import Lease
 from ledger.store import Store

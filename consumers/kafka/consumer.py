@@ -3,7 +3,7 @@
 A poll's commands of one door are decided together by `Ledger.handle` and written in one
 transaction with the offsets they move and the outbox rows they owe. Only after the commit
 are outcomes published; events follow from the log (see relay.py), and so do the
-projections `ledger audit` reads, both in a second process (see projecting.py). Whatever
+projections `ledger audit` reads, both in a second process (see consumers/projecting.py). Whatever
 fails is tried again, with backoff, from what the database says: a command is never lost,
 never applied twice, never half applied. Every retry ends on the stop signal: what was not
 committed then is applied on the next start.
@@ -23,12 +23,13 @@ from aiokafka.structs import ConsumerRecord
 from sqlalchemy import select
 
 from commands.parsing import Rejection
-from consumers import agent_door, kafka_unreadable, offsets, outbox
+from consumers import agent_door
+from consumers.kafka import offsets, outbox, unreadable
 from ledger.retry import Backoff, first_line
 from consumers.follow import Follower
 from consumers.projecting import Projections, RelayTo
-from consumers.relay import metadata as relay_metadata, relay_positions
-from consumers.topics import Topics, default_group, fetch_wait_ms_default
+from consumers.kafka.relay import metadata as relay_metadata, relay_positions
+from consumers.kafka.topics import Topics, default_group, fetch_wait_ms_default
 from ledger.agents import AgentKeys
 from ledger.bulk import no_cyclic_gc
 from ledger.service import Ledger
@@ -111,7 +112,7 @@ class Server:
                 conn.execute(select(table).limit(0))
 
     async def _connect(self, stop: asyncio.Event) -> bool:
-        kafka_unreadable.install()  # a batch no codec here can read is answered, not polled for ever
+        unreadable.install()  # a batch no codec here can read is answered, not polled for ever
         backoff = Backoff()
         while not stop.is_set():
             c = self.config
@@ -218,7 +219,7 @@ class Server:
                 return [*(offsets.advance(c.group, seen[tp], r) for tp, r in last.items()),
                         *outbox.insert(c.group, owed), *outbox.forget(c.group, tidy)]
 
-            values = [kafka_unreadable.raw(r) for r in records]
+            values = [unreadable.raw(r) for r in records]
             tokens = [agent_door.header(r.headers) for r in records] if door == "agent" and self.agent_keys else None
             try:
                 # Off the event loop, however small the poll: a write that waits on a locked

@@ -1,0 +1,1 @@
+"""The agent's side: the Python client and tools agents use."""
