@@ -1,1 +1,2 @@
-"""The HTTP doors."""
+"""The HTTP doors: the payment webhook (`ledger webhook`), the owner's browser (`ledger web`), escalation posts.
+Entry points: webhook.serve, web.app.serve, notify.Notifier (`ledger notify`); site.py is what they share."""

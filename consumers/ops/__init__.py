@@ -1,2 +1,2 @@
-"""What an operator watches: `/healthz` and `/metrics` (Prometheus text) on `ledger serve`
-(`--metrics HOST:PORT`), `ledger webhook` and `ledger web`."""
+"""What an operator watches on every door: Prometheus metrics of each outcome and batch, and how far behind the log.
+Entry points: http.add_routes (`/healthz`, `/metrics` for `ledger web`/`webhook`), http.start (`serve --metrics`)."""
