@@ -1,10 +1,9 @@
 """The log's followers beside a writer, in a second process: the projections and, for
 `ledger serve`, the event relay.
 
-Projecting a batch costs about a third of deciding and writing it, relaying its events
-(reading them back, encoding, producing) about a sixth of serving it, and one Python
-process runs on one core. A child process that does both while the writer decides the next
-batch puts the second core to work. The child reads what was written back from the log and
+Projecting a batch and relaying its events (reading them back, encoding, producing) are a
+good share of the work of serving it, and one Python process runs on one core. A child
+process that does both while the writer decides the next batch puts the second core to work. The child reads what was written back from the log and
 commits its own progress, as any projector or relay does, so it can stop or die at any
 point and the next one (by anyone) carries on from the stored position.
 """
@@ -72,8 +71,8 @@ class ProjectorProcess:
 
 
 class Projections:
-    """Projections kept current beside a writer: inline while its input trickles in (a child
-    costs ~0.4 s to start, more than projecting a few small batches), in a ProjectorProcess
+    """Projections kept current beside a writer: inline while its input trickles in (starting a
+    child costs more than projecting a few small batches), in a ProjectorProcess
     once it floods, or from the start with `inline=False`. With `relay_to` (`ledger serve`)
     the child relays events too. A child that died is started again at the next batch."""
 
@@ -116,8 +115,8 @@ async def _follow(store: Store, wakes: Connection, relay_to: RelayTo | None) -> 
     if relaying is not None:  # first: an event waits on the relay, a projection on nobody
         followers.insert(0, Follower("event relay", relaying.step))
     # A wake hurries the relay only, when there is one: projections keep to once a second,
-    # in pages, because each step is a write and SQLite has one writer (at 100 commands/s a
-    # projection step a batch doubled the fsyncs serve's commands wait behind).
+    # in pages, because each step is a write and SQLite has one writer (a projection
+    # step a batch would add to the fsyncs serve's commands wait behind).
     hurried = followers[0]
 
     def woken() -> None:

@@ -51,8 +51,8 @@ def stored(engine: Engine, group: str, partitions: Iterable[TopicPartition]) -> 
         return {TopicPartition(r.topic, r.partition): (r.offset, r.fingerprint) for r in conn.execute(query)}
 
 
-# Text, not expressions: building and compiling the expression version was ~0.3 ms of
-# every batch, a fifth of a lone command's round trip through serve.
+# Text, not expressions: an expression would be built and compiled again on every batch,
+# on the path of a lone command's round trip through serve.
 _FIRST = text('INSERT INTO ledger_kafka_offsets (group_id, topic, "partition", "offset", fingerprint)'
               ' VALUES (:group, :topic, :partition, :offset, :fingerprint)')
 _FENCED = text('UPDATE ledger_kafka_offsets SET "offset" = CASE WHEN "offset" = :seen THEN :offset ELSE NULL END,'

@@ -71,8 +71,8 @@ def _messages(topics: Topics, record: ConsumerRecord, outcome: Mapping[str, Any]
     command_id = outcome.get("command_id")
     # An unreadable command has no command_id: its outcome goes out with no key.
     # Copied to its own length: orjson returns its working buffer, 4 KB however short the
-    # JSON, and an outcome waits in memory until the broker has it (a batch's 500 held ~2 MB,
-    # and `ledger serve` lets up to eight batches wait).
+    # JSON, and an outcome waits in memory until the broker has it (`ledger serve` lets up to
+    # eight batches of them wait).
     value = bytes(memoryview(orjson.dumps(outcome)))
     out = [Message(topics.outcomes, command_id.encode() if command_id else None, value,
                    [*carried, (SOURCE_HEADER, source)])]
@@ -84,8 +84,8 @@ def _messages(topics: Topics, record: ConsumerRecord, outcome: Mapping[str, Any]
     return out
 
 
-# Text, not expressions: building and compiling those cost ~0.1 ms a statement, on the path
-# of every batch. A row a statement.
+# Text, not expressions: none built and compiled again on the path of every batch.
+# A row a statement.
 _INSERT = text('INSERT INTO ledger_kafka_outbox (group_id, topic, "partition", "offset", messages)'
                ' VALUES (:group, :topic, :partition, :offset, :messages)').bindparams(
                    bindparam("messages", type_=LargeBinary))

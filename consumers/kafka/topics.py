@@ -30,9 +30,8 @@ TOKEN_HEADER = "ledger-token"
 # How long a poll may wait on the broker with nothing new. The test broker (Tansu) holds a
 # fetch for the whole wait even when records arrive, so each ms is a ms on every command's
 # round trip, twice (serve reads the command, the waiter its outcome). Apache Kafka answers
-# as soon as a record comes: there the wait only paces idle polling, and 1 ms keeps a
-# consumer polling ~500 times a second (on two shared cores, with the test broker's own cost,
-# that saturated the machine 40 s into a 100 commands/s run).
+# as soon as a record comes: there the wait only paces idle polling, and 1 ms would keep an
+# idle consumer polling hundreds of times a second (docker-compose.yml gives it 100).
 fetch_wait_ms_default = 1
 
 # How long a waiter (`ledger submit`, LedgerClient) gives an outcome by default.
