@@ -3,9 +3,10 @@
 
 Projecting a batch and relaying its events (reading them back, encoding, producing) are a
 good share of the work of serving it, and one Python process runs on one core. A child
-process that does both while the writer decides the next batch puts the second core to work. The child reads what was written back from the log and
-commits its own progress, as any projector or relay does, so it can stop or die at any
-point and the next one (by anyone) carries on from the stored position.
+process that does both while the writer decides the next batch puts the second core to
+work. The child reads what was written back from the log and commits its own progress, as
+any projector or relay does, so it can stop or die at any point and the next one (by
+anyone) carries on from the stored position.
 """
 from __future__ import annotations
 
