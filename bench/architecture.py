@@ -1,0 +1,135 @@
+"""The rooms and the imports between them, read from the code: `python -m bench.architecture`.
+
+A room is a top package (commands, ledger, projections) or a door's package inside consumers
+(consumers/kafka, consumers/cli, ...; modules directly in consumers/ are the room
+`consumers`). An edge A --> B says some module of A imports one of B, at the top or inside a
+function. Prints the Mermaid graph; `--write` puts it into docs/architecture.md between its
+markers, where tests/unit/test_architecture.py holds it equal to a fresh generation and
+holds that no import runs back up the layers.
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import sys
+from pathlib import Path
+
+from bench.shape import packages, product_files
+
+# commands <- ledger <- projections <- consumers: a room may import its own layer or lower ones.
+layers = {package: rank for rank, package in enumerate(packages)}
+doc_path = Path("docs/architecture.md")
+begin_mark = "<!-- begin: python -m bench.architecture --write -->"
+end_mark = "<!-- end: python -m bench.architecture --write -->"
+
+
+def room(rel: str) -> str:
+    """consumers/kafka/serve.py -> consumers/kafka; ledger/store.py -> ledger."""
+    parts = rel.split("/")
+    return "/".join(parts[:2]) if parts[0] == "consumers" and len(parts) > 2 else parts[0]
+
+
+def _module_name(rel: str) -> str:
+    name = rel.removesuffix(".py").replace("/", ".")
+    return name.removesuffix(".__init__")
+
+
+def _imported(tree: ast.AST, package: str) -> set[tuple[str, ...]]:
+    """What this module imports, each as the names it may be, most precise first:
+    `from a import b` is module a.b if there is one, else a name in a."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update((alias.name,) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = package.split(".")[: len(package.split(".")) - node.level + 1] if node.level else []
+            module = ".".join(base + ([node.module] if node.module else []))
+            found.update((f"{module}.{alias.name}", module) for alias in node.names)
+    return found
+
+
+def edges(root: Path) -> set[tuple[str, str]]:
+    """(importing room, imported room) for every import across rooms."""
+    files = dict(product_files(root))
+    rooms = {_module_name(rel): room(rel) for rel in files}
+    found = set()
+    for rel, text in files.items():
+        name = _module_name(rel)
+        package = name if rel.endswith("__init__.py") else name.rpartition(".")[0]
+        for names in _imported(ast.parse(text, rel), package):
+            theirs = next((rooms[n] for n in names if n in rooms), None)
+            if theirs and theirs != room(rel):
+                found.add((room(rel), theirs))
+    return found
+
+
+def _layer(name: str) -> int:
+    return layers[name.split("/")[0]]
+
+
+def upward(found: set[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The edges that run back up the layers (a lower layer importing a higher one)."""
+    return sorted((a, b) for a, b in found if _layer(a) < _layer(b))
+
+
+def two_way(found: set[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Pairs of rooms that import each other."""
+    return sorted((a, b) for a, b in found if a < b and (b, a) in found)
+
+
+def _label(name: str) -> str:
+    return "consumers/*.py (shared)" if name == "consumers" else name
+
+
+def render(found: set[tuple[str, str]]) -> str:
+    """A Mermaid flowchart (importers above what they import, consumers' rooms grouped), then
+    the rooms that import each other."""
+    def node(name: str) -> str:
+        return name.replace("/", "_")
+
+    names = sorted({name for edge in found for name in edge}, key=lambda n: (-_layer(n), n))
+    out = ["```mermaid", "flowchart TD"]
+    doors = [n for n in names if _layer(n) == layers["consumers"]]
+    if doors:
+        out.append("  subgraph consumers_rooms [consumers]")
+        out += [f'    {node(n)}["{_label(n)}"]' for n in doors]
+        out.append("  end")
+    out += [f'  {node(n)}["{_label(n)}"]' for n in names if n not in doors]
+    out += [f"  {node(a)} --> {node(b)}" for a, b in sorted(found, key=lambda e: (-_layer(e[0]), e))]
+    pairs = ", ".join(f"{_label(a)} <-> {_label(b)}" for a, b in two_way(found)) or "none"
+    out += ["```", "", f"Rooms that import each other: {pairs}."]
+    return "\n".join(out) + "\n"
+
+
+def _parts(doc: str) -> tuple[str, str, str]:
+    """docs/architecture.md as (up to its begin marker's line, the generated part, from its end marker)."""
+    head, rest = doc.split(begin_mark + "\n", 1)
+    picture, tail = rest.split(end_mark, 1)
+    return head + begin_mark + "\n", picture, end_mark + tail
+
+
+def stored(doc: str) -> str:
+    """The generated part of docs/architecture.md, between its markers."""
+    return _parts(doc)[1]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.architecture", description=__doc__.splitlines()[0])
+    parser.add_argument("--write", action="store_true", help=f"update {doc_path} between its markers")
+    parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parent.parent)
+    args = parser.parse_args(argv)
+    found = edges(args.root)
+    picture = render(found)
+    if not args.write:
+        sys.stdout.write(picture)
+    else:
+        path = args.root / doc_path
+        head, _, tail = _parts(path.read_text(encoding="utf-8"))
+        path.write_text(head + picture + tail, encoding="utf-8")
+    for a, b in upward(found):
+        print(f"{a} imports {b}: an arrow back up the layers", file=sys.stderr)
+    return 1 if upward(found) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

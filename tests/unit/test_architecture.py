@@ -1,0 +1,52 @@
+"""docs/architecture.md's picture is drawn from the code's imports, and the imports keep to
+the layers: commands <- ledger <- projections <- consumers."""
+from pathlib import Path
+
+from bench.architecture import doc_path, edges, render, room, stored, upward
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _write(root: Path, rel: str, text: str) -> None:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def test_the_stored_picture_is_what_the_generator_draws():
+    doc = (ROOT / doc_path).read_text(encoding="utf-8")
+    assert stored(doc) == render(edges(ROOT)), "run: python -m bench.architecture --write"
+
+
+def test_no_import_runs_back_up_the_layers():
+    assert upward(edges(ROOT)) == []
+
+
+def test_an_import_back_up_is_found_wherever_it_is_written(tmp_path):
+    # given: ledger imports projections inside a function, relatively; projections imports ledger
+    _write(tmp_path, "ledger/__init__.py", "")
+    _write(tmp_path, "ledger/store.py", "def f():\n    from ..projections import rows\n")
+    _write(tmp_path, "projections/__init__.py", "")
+    _write(tmp_path, "projections/rows.py", "from ledger.store import f\n")
+    # when
+    found = edges(tmp_path)
+    # then
+    assert found == {("ledger", "projections"), ("projections", "ledger")}
+    assert upward(found) == [("ledger", "projections")]
+
+
+def test_a_door_package_inside_consumers_is_a_room_of_its_own(tmp_path):
+    # given: the CLI imports the kafka package by name from consumers, and a module beside it
+    _write(tmp_path, "consumers/__init__.py", "")
+    _write(tmp_path, "consumers/follow.py", "")
+    _write(tmp_path, "consumers/kafka/__init__.py", "")
+    _write(tmp_path, "consumers/kafka/serve.py", "import ledger.store\n")
+    _write(tmp_path, "consumers/cli/kafka.py", "from consumers import kafka, follow\n")
+    _write(tmp_path, "ledger/store.py", "")
+    # when
+    found = edges(tmp_path)
+    # then
+    assert room("consumers/http/web/app.py") == "consumers/http"
+    assert found == {("consumers/cli", "consumers/kafka"), ("consumers/cli", "consumers"),
+                     ("consumers/kafka", "ledger")}
+    assert "consumers_cli --> consumers_kafka" in render(found)
