@@ -28,6 +28,7 @@ from consumers.kafka import offsets, outbox, unreadable
 from ledger.retry import Backoff, first_line
 from consumers.follow import Follower
 from consumers.projecting import Projections, RelayTo
+from consumers.kafka.progress import Progress, read_stored
 from consumers.kafka.relay import metadata as relay_metadata, relay_positions
 from consumers.kafka.topics import Topics, default_group, fetch_wait_ms_default
 from ledger.agents import AgentKeys
@@ -59,12 +60,7 @@ class Server:
     def __init__(self, ledger: Ledger, config: ServeConfig):
         self.ledger, self.config = ledger, config
         self.store = ledger.store
-        # Per assigned partition: the last offset stored in the database (None: none yet),
-        self.applied: dict[TopicPartition, int | None] = {}
-        # the offsets up to which records are skipped as applied (the same, unless the
-        # partition was found recreated), and the stored (offset, fingerprint) not yet checked.
-        self.skip: dict[TopicPartition, int | None] = {}
-        self.verify: dict[TopicPartition, tuple[int, str]] = {}
+        self.progress = Progress()  # per assigned partition, how far the database says it is applied
         # Per partition: outbox rows up to this offset are published and may be deleted.
         self.published: dict[TopicPartition, int] = {}
         self.applied_count = 0
@@ -192,12 +188,12 @@ class Server:
         async with self._busy:
             by_door: dict[str, list[ConsumerRecord]] = {}
             for tp, records in batch.items():
-                if tp not in self.applied:  # revoked while the poll was in flight
+                if not self.progress.holds(tp):  # revoked while the poll was in flight
                     continue
-                if tp in self.verify and not await self._verify(tp, records[0]):
+                if not self.progress.checked(tp, records[0]):
+                    await self._recreated(tp)
                     continue  # read again from the start
-                skip = self.skip[tp]
-                fresh = [r for r in records if skip is None or r.offset > skip]
+                fresh = self.progress.unapplied(tp, records)
                 by_door.setdefault(self.config.topics.door(tp.topic), []).extend(fresh)
             for door in ("owner", "agent"):  # the owner's catalogue before the orders that need it
                 if by_door.get(door) and self.unfinished is None:
@@ -210,7 +206,7 @@ class Server:
             last: dict[TopicPartition, ConsumerRecord] = {}
             for r in records:
                 last[TopicPartition(r.topic, r.partition)] = r
-            seen = {tp: self.applied.get(tp) for tp in last}
+            seen = self.progress.applied(last)
             tidy = dict(self.published)
             owed: list[outbox.Owed] = []
 
@@ -235,8 +231,7 @@ class Server:
                     return
                 records = await self._resync(records)
                 continue
-            for tp, r in last.items():
-                self.applied[tp] = self.skip[tp] = r.offset
+            self.progress.moved({tp: r.offset for tp, r in last.items()})
             self.applied_count += len(records)
             self._tidied(tidy)
             await self._owed.put(owed)
@@ -260,36 +255,26 @@ class Server:
         by a process that took the partition over)? Publish what it owes, keep the rest."""
         tps = {TopicPartition(r.topic, r.partition) for r in records}
         try:
-            stored = await asyncio.to_thread(offsets.stored, self.store.engine, self.config.group, tps)
-            rows = await asyncio.to_thread(outbox.pending, self.store.engine, self.config.group, tps)
+            stored = await asyncio.to_thread(read_stored, self.store.engine, self.config.group, tps)
         except Exception:
             return records  # the database is still away; the next attempt will tell
-        for tp in tps:
-            now = stored[tp][0] if tp in stored else None
-            if now != self.applied.get(tp):  # it moved after all: trust it
-                self.skip[tp] = now
-            self.applied[tp] = now
-        if rows:
-            await self._owed.put(rows)
-        return [r for r in records if (skip := self.skip[TopicPartition(r.topic, r.partition)]) is None
-                or r.offset > skip]
+        self.progress.resync(stored, tps)
+        if stored.owed:
+            await self._owed.put(stored.owed)
+        return [r for r in records if self.progress.unapplied(TopicPartition(r.topic, r.partition), [r])]
 
-    async def _verify(self, tp: TopicPartition, first: ConsumerRecord) -> bool:
-        """Is the message at the stored offset the one applied? False: the partition was
-        recreated or truncated, and is read again from its start (already applied commands
+    async def _recreated(self, tp: TopicPartition) -> None:
+        """The partition holds another message at the stored offset than the one applied: it
+        was recreated or truncated, and is read again from its start (already applied commands
         are answered as duplicates)."""
         assert self.consumer is not None
-        offset, print_ = self.verify.pop(tp)
-        if first.offset > offset or (first.offset == offset and offsets.fingerprint(first) == print_):
-            return True  # where it was (or expired since): carry on
         log.error("%s/%d holds another message at offset %d than the one applied there: the topic was "
-                  "recreated or truncated; reading it again from its start", tp.topic, tp.partition, offset)
+                  "recreated or truncated; reading it again from its start", tp.topic, tp.partition,
+                  self.progress.applied([tp])[tp])
         await self._owed.join()  # what the old messages owe goes out before their rows go
         await asyncio.to_thread(self._delete_published, {tp: offset_max})
         self.published.pop(tp, None)
-        self.skip[tp] = None
         self.consumer.seek(tp, 0)
-        return False
 
     # --- publishing -------------------------------------------------------------
 
@@ -336,8 +321,7 @@ class Server:
 
     async def _commit_kafka(self, only: Sequence[TopicPartition] | None = None) -> None:
         assert self.consumer is not None
-        stored = {tp: off + 1 for tp, off in self.applied.items()
-                  if off is not None and (only is None or tp in only)}
+        stored = {tp: off + 1 for tp, off in self.progress.applied(only).items() if off is not None}
         if not stored:
             return
         try:
@@ -350,9 +334,7 @@ class Server:
     async def revoked(self, revoked: set[TopicPartition]) -> None:
         async with self._busy:  # the batch in hand is applied first
             await self._commit_kafka(list(revoked))
-            for tp in revoked:
-                for progress in (self.applied, self.skip, self.verify):
-                    progress.pop(tp, None)
+            self.progress.revoke(revoked)
         if revoked:
             log.info("partitions revoked: %s", _names(revoked))
 
@@ -362,8 +344,7 @@ class Server:
         backoff = Backoff()
         while True:
             try:
-                stored = await asyncio.to_thread(offsets.stored, self.store.engine, self.config.group, assigned)
-                rows = await asyncio.to_thread(outbox.pending, self.store.engine, self.config.group, assigned)
+                stored = await asyncio.to_thread(read_stored, self.store.engine, self.config.group, assigned)
                 break
             except Exception as exc:
                 log.warning("reading stored offsets failed (%s); retrying", first_line(exc))
@@ -371,18 +352,11 @@ class Server:
                 if self._stop.is_set():
                     return
         async with self._busy:
-            for tp in assigned:
-                found = stored.get(tp)
-                self.applied[tp] = self.skip[tp] = found[0] if found else None
-                if found:
-                    self.verify[tp] = found
-                    self.consumer.seek(tp, found[0])  # the applied message itself, to check it
-                else:
-                    self.verify.pop(tp, None)
-                    self.consumer.seek(tp, 0)
-        if rows:
-            log.info("publishing %d messages owed from before", sum(len(o.messages) for o in rows))
-            await self._owed.put(rows)
+            for tp, offset in self.progress.assign(stored, assigned).items():
+                self.consumer.seek(tp, offset)  # the applied message itself, to check it, or the start
+        if stored.owed:
+            log.info("publishing %d messages owed from before", sum(len(o.messages) for o in stored.owed))
+            await self._owed.put(stored.owed)
         if assigned:
             log.info("partitions assigned: %s", _names(assigned))
 

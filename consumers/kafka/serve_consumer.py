@@ -21,7 +21,7 @@ class ServeConsumer:
             assigned = sorted(consumer.assignment())
         except Exception:  # not started, or stopping: it holds nothing
             return []
-        applied = dict(self.server.applied)
+        applied = self.server.progress.applied()
         found = []
         for tp in assigned:
             high = consumer.highwater(tp)
