@@ -7,7 +7,6 @@ import os
 import random
 import signal
 import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Iterable
@@ -24,8 +23,8 @@ from consumers.kafka.offsets import offsets
 from consumers.kafka.topics import Topics, create_topics
 from tests import builders as b
 from tests.conftest import _fresh_pg
+from tests.process import LEDGER
 
-LEDGER = str(Path(sys.executable).parent / "ledger")
 session_timeout_ms = 3000  # a killed consumer is noticed this fast
 serve_start_s_max = 30
 serve_stop_s_max = 40.0

@@ -6,18 +6,16 @@ import re
 import select
 import signal
 import subprocess
-import sys
 import time
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Iterator
 
 from ledger.service import Ledger
 from ledger.store import Store
 from tests.builders import UNKNOWN, command, known, line, order, payment_link
 from tests.given import a_shop, agent, owner, pay
+from tests.process import LEDGER
 
-LEDGER = str(Path(sys.executable).with_name("ledger"))
 SHOP_A, SHOP_B = "shop-a", "shop-b"
 TOKEN_A, TOKEN_B = "token-for-shop-a-0123456789", "token-for-shop-b-9876543210"
 OWNER_TOKENS = f"{SHOP_A}:{TOKEN_A}:ada,{SHOP_B}:{TOKEN_B}:bola"

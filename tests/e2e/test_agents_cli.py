@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import text
 
 from ledger.store import Store
-from tests.e2e.test_cli import jsonl, ledger_run
+from tests.process import jsonl, ledger_run
 
 
 def agents(db_url: str, *argv: str):

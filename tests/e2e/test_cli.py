@@ -1,35 +1,14 @@
 """The command line as a user runs it (CONTRACT 9): a real `ledger` process, JSON Lines out, exit statuses."""
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
 from ledger.store import Store
-from tests.builders import UNKNOWN, customer, line, order, product, raw
+from tests.builders import UNKNOWN, customer, line, order, product
 from tests.given import a_shop, agent
+from tests.process import jsonl, ledger_run, lines_of
 
-LEDGER = str(Path(sys.executable).with_name("ledger"))
 UNREACHABLE = "postgresql+psycopg://postgres@127.0.0.1:1/x"
-
-
-def ledger_run(*argv: str, stdin: bytes = b"", cwd: Path | None = None,
-               env: dict | None = None) -> subprocess.CompletedProcess:
-    base = {k: v for k, v in os.environ.items() if k != "LEDGER_DB_URL"}
-    return subprocess.run([LEDGER, *argv], input=stdin, capture_output=True, cwd=cwd, env={**base, **(env or {})},
-                          timeout=120)
-
-
-def jsonl(out: bytes) -> list[dict]:
-    return [json.loads(l) for l in out.splitlines()]
-
-
-def lines_of(*commands: dict) -> bytes:
-    return b"".join(raw(c) + b"\n" for c in commands)
 
 
 SHOP = lines_of(product("rice", 45000, 10), customer("cust-1", 10**6))

@@ -13,7 +13,7 @@ import pytest
 
 from consumers.cli import logs
 from tests.builders import product
-from tests.e2e.test_cli import LEDGER, ledger_run, lines_of
+from tests.process import LEDGER, ledger_run, lines_of
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -9,14 +9,12 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-import sys
 from collections import Counter, defaultdict
-from pathlib import Path
 
 from tests.builders import UNKNOWN, customer, line, order, product
 from tests.given import owner
+from tests.process import LEDGER
 
-LEDGER = str(Path(sys.executable).with_name("ledger"))
 commands_total = 10_000  # 20 of the CLI's 500-line batches; killed once 3 are printed
 printed_before_kill = 1_500
 stock_initial = 10**6

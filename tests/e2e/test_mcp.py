@@ -18,7 +18,7 @@ from mcp.client.streamable_http import streamable_http_client
 from commands.tools import facts_schema
 from ledger.store import Store
 from tests.builders import UNKNOWN, known
-from tests.e2e.test_cli import LEDGER, jsonl, ledger_run, lines_of
+from tests.process import LEDGER, jsonl, ledger_run, lines_of
 from tests.builders import customer, product
 
 BUSINESS = "shop-1"

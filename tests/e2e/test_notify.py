@@ -6,9 +6,7 @@ import asyncio
 import json
 import os
 import subprocess
-import sys
 import threading
-from pathlib import Path
 
 import pytest
 from aiohttp import web
@@ -18,8 +16,8 @@ from consumers.http.notify import closes, deliveries, secret_from_env
 from ledger.payments import hmac_sha512_matches, sandbox_secret_default, signature_header
 from tests.builders import command, known, line, order
 from tests.given import a_shop, agent, owner
+from tests.process import LEDGER
 
-LEDGER = str(Path(sys.executable).with_name("ledger"))
 SECRET = "notify-test-secret"
 
 

@@ -2,10 +2,8 @@
 import os
 import signal
 import subprocess
-import sys
 import urllib.error
 import urllib.request
-from pathlib import Path
 
 import orjson
 import pytest
@@ -14,8 +12,7 @@ from ledger.payments import SandboxProvider, sandbox_secret_default
 from ledger.service import Ledger
 from ledger.store import Store
 from tests.given import an_order_with_a_link
-
-LEDGER = str(Path(sys.executable).parent / "ledger")
+from tests.process import LEDGER
 
 
 @pytest.fixture

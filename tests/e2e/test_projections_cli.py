@@ -1,12 +1,6 @@
 """`ledger audit`, `ledger replay`, `ledger project` and `ledger events` as a user runs them."""
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
 from consumers.cli.common import batch_records_max
@@ -16,22 +10,7 @@ from projections.projector import Projector
 from projections.read import rows
 from tests.builders import UNKNOWN, customer, line, order, product, raw
 from tests.given import an_order_with_a_link, pay
-
-LEDGER = str(Path(sys.executable).with_name("ledger"))
-
-
-def ledger_run(*argv: str, stdin: bytes = b"") -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k != "LEDGER_DB_URL"}
-    return subprocess.run([LEDGER, *argv], input=stdin, capture_output=True, env=env, timeout=120)
-
-
-def jsonl(out: bytes) -> list[dict]:
-    return [json.loads(line) for line in out.splitlines()]
-
-
-def lines_of(*commands: dict) -> bytes:
-    return b"".join(raw(c) + b"\n" for c in commands)
-
+from tests.process import jsonl, ledger_run, lines_of
 
 @pytest.fixture
 def url(db_url):

@@ -12,9 +12,7 @@ import asyncio
 import contextlib
 import io
 import json
-import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -22,8 +20,8 @@ from commands.limits import id_chars_max, text_chars_max
 from ledger.service import Ledger
 from ledger.store import Store
 from tests.builders import command, conflict, known, line
+from tests.process import LEDGER
 
-LEDGER = os.path.join(os.path.dirname(sys.executable), "ledger")
 SURROGATE = "\ue000"  # a marker, written into the JSON as a lone surrogate escape: "\\u" + hex
 
 # name -> value; surrogates go in as JSON escapes (a Python str cannot be encoded with one)

@@ -10,7 +10,7 @@ import pytest
 from consumers.http.web.auth import Owner, TokenConfigError, parse_tokens
 from ledger.store import Store
 from tests.projected import audit
-from tests.e2e.test_cli import ledger_run
+from tests.process import ledger_run
 from tests.web_support import SHOP_A, TOKEN_A, TOKEN_B, csrf_of, given_two_shops, ledger_web
 
 
