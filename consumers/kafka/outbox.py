@@ -9,7 +9,6 @@ never lost. (One row per partition, not per message: a batch's write stays a few
 """
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +20,7 @@ from sqlalchemy import BigInteger, Column, Integer, LargeBinary, MetaData, Strin
 from sqlalchemy.engine import Engine
 from sqlalchemy.sql import Executable
 
+from consumers.kafka.batches import send_all
 from consumers.kafka.topics import CORRELATION_HEADER, ERROR_HEADER, SOURCE_HEADER, TOKEN_HEADER, Topics
 
 error_header_bytes_max = 1024
@@ -119,9 +119,7 @@ def pending(engine: Engine, group: str, partitions: Iterable[TopicPartition]) ->
 
 async def publish(producer: AIOKafkaProducer, entries: Sequence[Owed]) -> dict[TopicPartition, int]:
     """Send everything owed and wait until the broker has it all; returns the offsets now published."""
-    sent = [await producer.send(m.target, m.value, key=m.key, headers=m.headers)
-            for e in entries for m in e.messages]
-    await asyncio.gather(*sent)
+    await send_all(producer, ((m.target, m.key, m.value, m.headers) for e in entries for m in e.messages))
     published: dict[TopicPartition, int] = {}
     for e in entries:
         published[e.tp] = max(published.get(e.tp, -1), e.offset)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Iterator
 from itertools import islice
 from typing import Any
 
@@ -23,6 +24,7 @@ from aiokafka import AIOKafkaProducer
 import sqlalchemy.exc
 from sqlalchemy import BigInteger, Column, MetaData, String, Table, select
 
+from consumers.kafka.batches import send_all
 from consumers.kafka.topics import Topics
 from ledger.events import Event
 from ledger.sql import Lease
@@ -62,13 +64,7 @@ class Relay:
             page = await asyncio.to_thread(self._next_page)
             if not page:
                 break
-            acks = []
-            for p, event in page:
-                value, key = orjson.dumps(event_row(p, event)), (event.business_id or "").encode() or None
-                acks.append(await self.producer.send(self.topics.events, value, key=key))
-                if event.type in ESCALATION_EVENTS:
-                    acks.append(await self.producer.send(self.topics.escalations, value, key=key))
-            await asyncio.gather(*acks)
+            await send_all(self.producer, self._messages(page))
             self._reached = page[-1][0]
             sent += len(page)
             if len(page) < relay_events_max:
@@ -76,6 +72,13 @@ class Relay:
         if time.monotonic() - self._stored_at >= store_interval_s:
             await self.flush()
         return sent
+
+    def _messages(self, page: list[tuple[int, Event]]) -> Iterator[tuple[str, bytes | None, bytes, list]]:
+        for p, event in page:
+            value, key = orjson.dumps(event_row(p, event)), (event.business_id or "").encode() or None
+            yield self.topics.events, key, value, []
+            if event.type in ESCALATION_EVENTS:
+                yield self.topics.escalations, key, value, []
 
     async def flush(self) -> None:
         """Store the position reached (at shutdown, and once a second while relaying)."""
