@@ -8,6 +8,7 @@ import sys
 import time
 
 from consumers.cli.common import UsageError
+from consumers.cli.extras import require
 from consumers.http.site import parse_listen
 
 default_listen = "127.0.0.1:9092"  # where `ledger serve` and `ledger submit` look by default
@@ -24,6 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def broker(args: argparse.Namespace) -> int:
+    require("broker")
     from consumers.kafka import dev_broker
 
     try:
@@ -43,8 +45,6 @@ def broker(args: argparse.Namespace) -> int:
                 print(f"ledger: operational failure: the broker exited with {proc.returncode}", file=sys.stderr)
                 return 1
             return 0
-    except dev_broker.BrokerMissing as exc:
-        raise UsageError(str(exc)) from exc
     except RuntimeError as exc:
         print(f"ledger: operational failure: {exc}", file=sys.stderr)
         return 1

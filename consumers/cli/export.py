@@ -12,7 +12,8 @@ from collections.abc import Iterable, Iterator
 from itertools import islice
 from typing import Any
 
-from consumers.cli.common import UsageError, add_db, open_store
+from consumers.cli.common import add_db, open_store
+from consumers.cli.extras import require
 from ledger.codec import dumps
 from projections.columns import COLUMNS
 
@@ -37,10 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def export(args: argparse.Namespace) -> int:
     if args.format == "parquet":
-        try:
-            import pyarrow  # noqa: F401
-        except ImportError:
-            raise UsageError("--format parquet needs pyarrow: pip install 'agent-ledger[analyst]'") from None
+        require("analyst")
     store = open_store(args, create=False)
     if args.what == "events":
         columns, rows = EVENT_COLUMNS, _events(store)

@@ -9,6 +9,7 @@ import signal
 import sys
 
 from consumers.cli.common import UsageError, add_db, emit, open_input, open_ledger
+from consumers.cli.extras import require
 from consumers.http.site import parse_listen
 from consumers.kafka.topics import (Topics, TopicsError, bootstrap_servers, default_group, default_timeout_s, ensure_topics,
                               fetch_wait_ms_default, partitions_default)
@@ -69,6 +70,7 @@ def _topics(args: argparse.Namespace) -> Topics:
 def serve(args: argparse.Namespace) -> int:
     if args.partitions < 1 or args.replication_factor < 1 or args.session_timeout_ms < 1 or args.fetch_wait_ms < 1:
         raise UsageError("--partitions, --replication-factor, --session-timeout-ms and --fetch-wait-ms must be positive")
+    require("kafka", *(["web"] if args.webhook or args.metrics else []))  # the HTTP listeners only when asked for
     for option in ("webhook", "metrics"):
         try:
             if getattr(args, option):
@@ -98,10 +100,7 @@ async def _serve(args: argparse.Namespace) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, on_signal, sig.name)
     # Loaded once a stop can be heard, and only by the subcommand that uses them.
-    from consumers.http import webhook
     from consumers.kafka.consumer import ServeConfig, Server
-    from consumers.ops import http as ops_http
-    from consumers.kafka.serve_consumer import ServeConsumer
 
     bootstrap, topics = bootstrap_servers(args.bootstrap_servers), _topics(args)
     ledger = await retrying_async(lambda: asyncio.to_thread(open_ledger, args), stop, "opening the database")
@@ -123,9 +122,12 @@ async def _serve(args: argparse.Namespace) -> int:
     runners = []
     try:
         if args.webhook:
+            from consumers.http import webhook
             runners.append(await webhook.start(ledger, args.webhook))
             log.info("payment webhook on http://%s:%s%s", *runners[-1].addresses[0][:2], webhook.webhook_path)
         if args.metrics:
+            from consumers.kafka.serve_consumer import ServeConsumer
+            from consumers.ops import http as ops_http
             runners.append(await ops_http.start(ledger.store, args.metrics, ServeConsumer(server)))
             log.info("health and metrics on http://%s:%s/healthz and /metrics", *runners[-1].addresses[0][:2])
         await server.run(stop)
@@ -152,6 +154,7 @@ def _give_up() -> None:
 # --- submit -------------------------------------------------------------------
 
 def submit(args: argparse.Namespace) -> int:
+    require("kafka")
     from aiokafka.errors import KafkaError
 
     if args.timeout < 0:

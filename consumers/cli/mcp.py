@@ -6,6 +6,7 @@ import os
 import sys
 
 from consumers.cli.common import UsageError, add_db
+from consumers.cli.extras import require
 
 token_env = "LEDGER_AGENT_TOKEN"
 
@@ -23,6 +24,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    require("mcp", *(["kafka"] if args.bootstrap_servers else []))
     import anyio
 
     from consumers.cli.common import open_ledger, open_store

@@ -10,6 +10,7 @@ import sys
 from urllib.parse import urlsplit
 
 from consumers.cli.common import UsageError, add_db, emit, open_store
+from consumers.cli.extras import require
 
 log = logging.getLogger("ledger.notify")
 interval_ms_default = 1000
@@ -32,6 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def notify(args: argparse.Namespace) -> int:
+    require("web")
     from consumers.http.notify import Notifier, Undelivered, run, secret_from_env  # aiohttp: only when used
 
     url = urlsplit(args.webhook)

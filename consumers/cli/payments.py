@@ -12,6 +12,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from consumers.cli.common import UsageError, add_db, emit, open_store
+from consumers.cli.extras import require
 from consumers.http.site import parse_listen, webhook_path
 from ledger.payments import PaymentConfigError, SandboxProvider, provider_from_env, secret_env
 
@@ -83,6 +84,7 @@ def simulate(args: argparse.Namespace) -> int:
 
 
 def webhook(args: argparse.Namespace) -> int:
+    require("web")
     from consumers.http.webhook import serve  # aiohttp, which builds its SSL contexts at import
     from ledger.service import Ledger
 

@@ -7,6 +7,7 @@ import os
 import sys
 
 from consumers.cli.common import UsageError, add_db, open_ledger
+from consumers.cli.extras import require
 from consumers.http.web.auth import Auth, TokenConfigError, one_time, parse_tokens, token_env
 from consumers.http.site import is_loopback, parse_listen
 
@@ -24,6 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def web(args: argparse.Namespace) -> int:
+    require("web")
     from consumers.http.web.app import serve  # aiohttp, which builds its SSL contexts at import
 
     try:

