@@ -3,9 +3,11 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 # uv installs: it fetches and unpacks in parallel and keeps a cache, where pip reads one package
-# index page after another (most of `make demo`'s time with pip). The venv is made without pip
-# (ensurepip alone took 14-23 s on a loaded two-core machine); uv comes from the interpreter's pip
-# (22.3 or newer: --python), else from a pip the venv is given. See docs/bench.md.
+# index page after another, and it builds the ledger itself (pyproject's uv_build, the same minor
+# version). The venv is made without pip, as ensurepip's install of pip and setuptools cost more
+# than the rest; uv comes from the interpreter's pip (22.3 or newer: --python), else from a pip
+# the venv is given. Timings: docs/bench.md, make demo.
+UV_VERSION := uv>=0.13,<0.14
 UV := $(BIN)/uv
 INSTALL := $(UV) pip install -q --python $(BIN)/python
 # The ledger alone (no door's libraries): all `make demo` needs.
@@ -17,8 +19,8 @@ STAMP := $(VENV)/.installed
 
 $(UV):
 	$(PYTHON) -m venv --without-pip $(VENV)
-	$(PYTHON) -m pip --python $(BIN)/python install -q --disable-pip-version-check uv \
-		|| { $(BIN)/python -m ensurepip -q && $(BIN)/python -m pip install -q --disable-pip-version-check uv; }
+	$(PYTHON) -m pip --python $(BIN)/python install -q --disable-pip-version-check '$(UV_VERSION)' \
+		|| { $(BIN)/python -m ensurepip -q && $(BIN)/python -m pip install -q --disable-pip-version-check '$(UV_VERSION)'; }
 
 $(BASE): pyproject.toml | $(UV)
 	$(INSTALL) -e .
