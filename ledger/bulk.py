@@ -1,32 +1,56 @@
-"""Bulk work without the cyclic garbage collector.
+"""The cyclic garbage collector around bulk work: the one module that touches it.
 
 Deciding a batch and folding a page make no reference cycles, but they allocate tens of
 thousands of objects, and each collection pass walks everything long-lived as well (the
 in-memory state, a projector's kept rows): with it on, the collector's work grows with the
-state, not with the batch. Reference counting still frees everything; a cycle made anyway is
-collected once the collector is back on.
+state, not with the batch. So it is paused while bulk work runs; reference counting still
+frees everything meanwhile, and a cycle made anyway is collected when the pause ends.
+
+Whoever owns a unit of bulk work pauses once, around all of it: a door around each batch it
+reads, decides, answers and projects (consumers/cli/doors.py, the Kafka writer thread), so
+the pause ends only when the batch's temporaries are gone (ended earlier, the first pass
+walks them all); a projector around each catch-up and replay (they also run on threads of
+their own, and from the CLI). The collector is the process's, and these run on several
+threads: pauses nest and overlap, and it is on again when the last one ends.
 """
 from __future__ import annotations
 
 import gc
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+_lock = threading.Lock()
+_pauses = 0
+_was_enabled = False  # at the first pause: a collector someone else switched off stays off
+
 
 @contextmanager
-def no_cyclic_gc() -> Iterator[None]:
-    was_enabled = gc.isenabled()
-    gc.disable()
+def paused() -> Iterator[None]:
+    """The collector off for the block (and for any pause running on another thread); when
+    the last pause ends, on again, with one pass over the young objects: the cycles this work
+    made, collected here rather than on whichever thread allocates next (serve's event loop)."""
+    global _pauses, _was_enabled
+    with _lock:
+        if _pauses == 0:
+            _was_enabled = gc.isenabled()
+            gc.disable()
+        _pauses += 1
     try:
         yield
     finally:
-        if was_enabled:
-            gc.enable()
+        with _lock:
+            _pauses -= 1
+            resume = _pauses == 0 and _was_enabled
+            if resume:
+                gc.enable()
+        if resume:
+            gc.collect(0)
 
 
 def keep_survivors() -> None:
-    """After a batch, in a process that keeps its state for its whole life: collect the batch's
-    own cycles once, then exempt what survived (state, kept rows) from every later pass, which
-    would otherwise walk the growing state again and again."""
-    gc.collect(0)
+    """After a batch's pause, in a process whose state lives as long as it does (`ledger
+    process`, `ledger admin apply`): exempt what survived (state, kept rows) from every later
+    pass, which would otherwise walk the growing state again and again. Not for `ledger
+    serve`: it runs for ever, and a cycle among frozen objects is never collected."""
     gc.freeze()

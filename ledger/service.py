@@ -23,7 +23,6 @@ from commands.models import Command
 from commands.parsing import NotPermitted, Oversized, Parsed, Rejection, claimed, excerpt, parse
 from ledger import codec, events as ev, observe
 from ledger import unsigned_webhooks
-from ledger.bulk import no_cyclic_gc
 from ledger.decide import Blocked, Stamp, block, decide, orders_read, refuse, reject
 from ledger.outcome import outcome
 from ledger.payments import PaymentProvider, SandboxProvider
@@ -153,16 +152,15 @@ class Ledger:
         """One outcome per raw command, in order, all written in one transaction. A door that
         could not even read an input (a Kafka record batch no codec decodes) passes its Rejection."""
         started = time.perf_counter()
-        with no_cyclic_gc():
-            return self.handle_items([raw if isinstance(raw, Rejection) else parse(raw, door) for raw in raws],
-                                     raws, door, extra, started)
+        return self.handle_items([raw if isinstance(raw, Rejection) else parse(raw, door) for raw in raws],
+                                 raws, door, extra, started)
 
     def handle_items(self, items: list[Parsed | NotPermitted | Rejection],
                      raws: Sequence[bytes | str | Oversized | Rejection],
                      door: str, extra: Extra | None = None, started: float | None = None) -> list[Outcome]:
         """As `handle`, for commands a door has already read (and maybe refused: see consumers/agent_door.py)."""
         started = time.perf_counter() if started is None else started
-        with no_cyclic_gc(), self._lock:
+        with self._lock:
             outcomes = self._handle(items, extra, raws)
         observe.decided(door, outcomes, time.perf_counter() - started)
         return outcomes

@@ -22,8 +22,7 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DBAPIError, IntegrityError, SQLAlchemyError
 from sqlalchemy.schema import CreateTable
 
-from ledger import events as ev, sql
-from ledger.bulk import no_cyclic_gc
+from ledger import bulk, events as ev, sql
 from ledger.store import Store
 from projections import blocks, businesses, escalations, intents, log_pages, orders
 from projections.rows import Int64, View, metadata, stored_columns
@@ -102,7 +101,7 @@ class Projector:
 
         `written`: (position, event) pairs this process just wrote, used instead of reading
         them back when they are exactly the next positions (so no other writer's are between)."""
-        with self._catching_up, no_cyclic_gc():
+        with self._catching_up, bulk.paused():
             return self._catch_up(until, progress, written)
 
     def keep_up(self, written: Sequence[tuple[int, ev.Event]] = ()) -> None:
@@ -124,7 +123,7 @@ class Projector:
     def replay(self, until: int | None = None, progress: Progress | None = None) -> Replayed:
         """Drop and rebuild every projection from the log, in one transaction: a reader sees
         the old rows or the new, and the checksum is of exactly what was rebuilt."""
-        with no_cyclic_gc():
+        with bulk.paused():
             return self._rebuild(until, progress)
 
     # A replay's working rows live in its frame only: they are freed when the frame returns,

@@ -6,7 +6,7 @@ import sys
 
 from consumers.cli.common import add_db, batch_records_max, batches, emit, open_input, open_ledger
 from consumers.cli.table import print_outcome
-from ledger.bulk import keep_survivors, no_cyclic_gc
+from ledger import bulk
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -32,12 +32,11 @@ def run(args: argparse.Namespace, door: str) -> int:
     projections = Projections(ledger.store)
     try:
         for batch in batches(stream):
-            # The collector stays off until the batch's temporaries are gone: one pass over what is left.
-            with no_cyclic_gc():
+            with bulk.paused():  # the whole batch: see ledger/bulk.py
                 _answer(ledger.handle(batch, door), args.table, ledger)
                 # Outcomes first: a slow or failing projection never holds them back.
                 projections.after(ledger.written, full=len(batch) >= batch_records_max)
-            keep_survivors()
+            bulk.keep_survivors()
     finally:
         projections.close()
     return 0

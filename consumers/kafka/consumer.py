@@ -11,7 +11,6 @@ committed then is applied on the next start.
 from __future__ import annotations
 
 import asyncio
-import gc
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -32,7 +31,7 @@ from consumers.kafka.progress import Progress, read_stored
 from consumers.kafka.relay import metadata as relay_metadata, relay_positions
 from consumers.kafka.topics import Topics, default_group, fetch_wait_ms_default
 from ledger.agents import AgentKeys
-from ledger.bulk import no_cyclic_gc
+from ledger import bulk
 from ledger.service import Ledger
 
 log = logging.getLogger("ledger.kafka")
@@ -239,16 +238,13 @@ class Server:
 
     def _apply_now(self, values: list[bytes | Rejection], door: str, extra: Callable[[list[dict]], list],
                    tokens: list | None = None) -> None:
-        """On the writer thread. The collector is back on only once the batch's temporaries are
-        gone: re-enabled with them alive, its first pass walked them all (~2% of a batch).
-        With `tokens`, each command is first checked against its agent's token."""
-        with no_cyclic_gc():
+        """On the writer thread. With `tokens`, each command is first checked against its agent's token."""
+        with bulk.paused():  # the whole batch: see ledger/bulk.py
             if tokens is None:
                 self.ledger.handle(values, door, extra)
             else:
                 assert self.agent_keys is not None
                 self.ledger.handle_items(agent_door.admit(self.agent_keys, list(zip(tokens, values))), values, door, extra)
-        gc.collect(0)
 
     async def _resync(self, records: list[ConsumerRecord]) -> list[ConsumerRecord]:
         """After a failure: what does the database say is already applied (maybe by us, maybe
