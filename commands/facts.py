@@ -6,7 +6,7 @@ never a missing key that later turns into a guess.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Any, Generic, Literal, TypeVar, Union
+from typing import Annotated, Any, ClassVar, Generic, Literal, TypeVar, Union
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 
@@ -45,9 +45,12 @@ class Fact(BaseModel):
 
 
 class KnownFact(Fact, Generic[T]):
-    """A fact given as known, well formed around its value: the value must be a T."""
+    """A fact given as known, well formed around its value: the value must be a T. Only
+    `_shape` sends a fact here, and only one that counts as known (its value, checked
+    strictly, is the value given): `known` is a constant, not worked out at every look."""
 
     value: T
+    known: ClassVar[bool] = True  # type: ignore[assignment]
 
 
 def _shape(given: Any) -> str:

@@ -77,7 +77,7 @@ class Facts(BaseModel):
             if any(isinstance(m, Required) for m in field.metadata)))
 
     def unknown_required(self) -> list[str]:
-        return [n for n in self.required_names() if getattr(self, n).status != "conflict" and not getattr(self, n).known]
+        return [n for n in self.required_names() if not getattr(self, n).known and getattr(self, n).status != "conflict"]
 
     def conflicting_required(self) -> dict[str, list[Any]]:
         return {n: list(getattr(self, n).values or []) for n in self.required_names()
