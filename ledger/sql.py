@@ -9,16 +9,17 @@ parameter handling cost more than the work around it.
 """
 from __future__ import annotations
 
-import fcntl
-import hashlib
+import os
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from sqlalchemy import event, text
-from sqlalchemy.engine import Connection, Engine
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import event
+from sqlalchemy.engine import Connection, Engine, make_url
+from sqlalchemy.exc import ArgumentError, IntegrityError
+
+from ledger.lease import AdvisoryLease, FileLease, Lease, lease_key
 
 _POSTGRESQL = "postgresql"
 keys_per_query_max = 500  # an IN list's keys, at most
@@ -30,11 +31,56 @@ def _postgres(conn: Connection | Engine) -> bool:
     return conn.dialect.name == _POSTGRESQL
 
 
-# --- opening ------------------------------------------------------------------
+# --- URLs and opening -------------------------------------------------------------
+
+# The databases (and their drivers) the ledger ships with and is tested on, and the install
+# extra a server's driver comes in.
+_DRIVERS = {"sqlite": ("pysqlite",), _POSTGRESQL: ("psycopg",)}
+_EXTRAS = {_POSTGRESQL: "postgres"}
+_EXPECTED = "sqlite:///PATH or postgresql://USER@HOST/DB"
+
+
+def with_driver(url: str) -> str:
+    """A PostgreSQL URL that names no driver gets psycopg 3, the driver the ledger ships."""
+    for plain in ("postgresql://", "postgres://"):
+        if url.startswith(plain):
+            return "postgresql+psycopg://" + url[len(plain):]
+    return url
+
+
+def url_problem(url: str) -> str | None:
+    """Why the ledger cannot use `url` (a database or driver it does not ship), or None."""
+    try:
+        parsed = make_url(url)
+    except (ArgumentError, ValueError):
+        return f"not a database URL (expected {_EXPECTED})"
+    if parsed.get_driver_name() not in _DRIVERS.get(parsed.get_backend_name(), ()):
+        return f"unsupported database {parsed.drivername!r}; use {_EXPECTED}"
+    return None
+
+
+def extra_for(url: str) -> str | None:
+    """The install extra whose driver `url` needs (SQLite's is Python's own)."""
+    return _EXTRAS.get(make_url(url).get_backend_name())
+
+
+def missing_file(url: str) -> str | None:
+    """The path of a SQLite URL's file when there is none (an in-memory database holds no
+    ledger either); None for a server, or a file that is there."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite":
+        return None
+    path = parsed.database or ":memory:"
+    if path == ":memory:":
+        return path  # a fresh in-memory database: no ledger in it
+    if path.startswith("file:"):
+        return None  # a URI filename: the driver opens it as it says
+    return None if os.path.exists(path) else path
+
 
 def engine_options(url: str) -> dict[str, Any]:
     """PostgreSQL's connections can go stale across a server restart: test each on checkout."""
-    return {"pool_pre_ping": True} if url.startswith(_POSTGRESQL) else {}
+    return {"pool_pre_ping": True} if make_url(url).get_backend_name() == _POSTGRESQL else {}
 
 
 def tune(engine: Engine) -> None:
@@ -206,64 +252,13 @@ def snapshot(engine: Engine) -> Iterator[Connection]:
                 conn.rollback()
 
 
-# --- a lease ------------------------------------------------------------------------
+# --- a lease ---------------------------------------------------------------------
 
-class Lease:
-    """Held by one process at a time: a PostgreSQL advisory lock, or a lock file beside an
-    SQLite database (an in-memory one has one process). Both end with the process that holds
-    them, however it ends."""
-
-    def __init__(self, engine: Engine, name: str):
-        self.engine, self.name = engine, name
-        self._key = int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big", signed=True)
-        self._holder: Any = None
-
-    @property
-    def held(self) -> bool:
-        return self._holder is not None
-
-    def hold(self) -> bool:
-        if _postgres(self.engine):
-            return self._hold_pg()
-        if self.engine.url.database not in (None, "", ":memory:"):
-            return self._hold_file()
-        return True
-
-    def _hold_pg(self) -> bool:
-        try:
-            if self._holder is not None:
-                self._holder.execute(text("SELECT 1"))  # still connected, so still held
-                self._holder.commit()
-                return True
-            conn = self.engine.connect()
-            got = conn.execute(text("SELECT pg_try_advisory_lock(:k)"), {"k": self._key}).scalar()
-            conn.commit()
-            if got:
-                self._holder = conn
-            else:
-                conn.close()
-            return bool(got)
-        except Exception:
-            self.release()
-            raise
-
-    def _hold_file(self) -> bool:
-        if self._holder is not None:
-            return True
-        # One file per lease name, as PostgreSQL has one advisory lock per key.
-        handle = open(f"{self.engine.url.database}.lease-{self._key & 0xFFFFFFFF:08x}.lock", "a")
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            handle.close()
-            return False
-        self._holder = handle
-        return True
-
-    def release(self) -> None:
-        holder, self._holder = self._holder, None
-        if holder is not None:
-            try:
-                holder.close()  # closing the connection or the file lets the lock go
-            except Exception:
-                pass
+def lease(engine: Engine, name: str) -> Lease:
+    """A lease on `name` one process holds at a time: PostgreSQL's advisory lock, or a lock
+    file beside an SQLite database (an in-memory one has one process: always held)."""
+    if _postgres(engine):
+        return AdvisoryLease(engine, name)
+    if engine.url.database not in (None, "", ":memory:"):
+        return FileLease(f"{engine.url.database}.lease-{lease_key(name) & 0xFFFFFFFF:08x}.lock")
+    return Lease()

@@ -35,43 +35,30 @@ def add_db(parser: argparse.ArgumentParser) -> None:
 
 
 def db_url(args: argparse.Namespace) -> str:
-    url = args.db or os.environ.get("LEDGER_DB_URL") or default_db_url
-    for plain in ("postgresql://", "postgres://"):
-        if url.startswith(plain):
-            url = "postgresql+psycopg://" + url[len(plain):]  # psycopg 3 is the driver we ship
-    _check_db_url(url)
+    """The database URL to use; one the ledger cannot use is the operator's to fix (exit 2),
+    not a traceback."""
+    from ledger import sql  # SQLAlchemy: only for the subcommands that open a database
+
+    url = sql.with_driver(args.db or os.environ.get("LEDGER_DB_URL") or default_db_url)
+    problem = sql.url_problem(url)
+    if problem is not None:
+        raise UsageError(f"--db: {problem}")
+    extra = sql.extra_for(url)
+    if extra is not None:
+        require(extra)
     return url
-
-
-# The databases (and their drivers) the ledger ships with and is tested on.
-_DRIVERS = {"sqlite": ("pysqlite",), "postgresql": ("psycopg",)}
-
-
-def _check_db_url(url: str) -> None:
-    """A URL we cannot use is the operator's to fix (exit 2), not a traceback."""
-    from sqlalchemy.engine import make_url  # only for the subcommands that open a database
-    from sqlalchemy.exc import ArgumentError
-
-    try:
-        parsed = make_url(url)
-    except (ArgumentError, ValueError) as exc:
-        raise UsageError("--db: not a database URL (expected sqlite:///PATH or postgresql://USER@HOST/DB)") from exc
-    if parsed.get_driver_name() not in _DRIVERS.get(parsed.get_backend_name(), ()):
-        raise UsageError(f"--db: unsupported database {parsed.drivername!r}; "
-                         "use sqlite:///PATH or postgresql://USER@HOST/DB")
-    if parsed.get_backend_name() == "postgresql":
-        require("postgres")
 
 
 def open_store(args: argparse.Namespace, create: bool = True) -> Store:
     """The store at --db. `create=False` for the read commands: they never make a ledger, so
     a mistyped path or URL is an error, not an empty answer. A SQLite file that does not exist
     is not made, and a database without the log's table gets no tables (NoLedger either way)."""
+    from ledger import sql
     from ledger.store import Store  # SQLAlchemy and the recorder: only for the subcommands that open a database
 
     url = db_url(args)
     if not create:
-        missing = _missing_sqlite_file(url)
+        missing = sql.missing_file(url)
         if missing is not None:
             raise NoLedger(f"no ledger at {missing}")
     store = Store(url)
@@ -81,21 +68,6 @@ def open_store(args: argparse.Namespace, create: bool = True) -> Store:
         store.close()
         raise NoLedger(f"no ledger at {store.engine.url.render_as_string(hide_password=True)}")
     return store
-
-
-def _missing_sqlite_file(url: str) -> str | None:
-    """The path of a SQLite URL's file when there is none (in-memory databases hold no ledger either)."""
-    from sqlalchemy.engine import make_url
-
-    parsed = make_url(url)
-    if parsed.get_backend_name() != "sqlite":
-        return None
-    path = parsed.database or ":memory:"
-    if path == ":memory:":
-        return path  # a fresh in-memory database: no ledger in it
-    if path.startswith("file:"):
-        return None  # a URI filename: the driver opens it as it says
-    return None if os.path.exists(path) else path
 
 
 def open_ledger(args: argparse.Namespace) -> Ledger:

@@ -29,12 +29,12 @@ import aiohttp
 import orjson
 from sqlalchemy import BigInteger, Column, Integer, MetaData, Table, Text, select, update
 
+from ledger import sql
 from ledger.retry import Backoff, first_line
 from consumers.kafka.relay import event_row
 from ledger.events import EscalationClosed, EscalationRaised
 from ledger.payments import hmac_sha512_hex, sandbox_secret_default, signature_header
 from ledger.service import utc_now
-from ledger.sql import Lease
 from ledger.store import Store
 
 log = logging.getLogger("ledger.notify")
@@ -102,7 +102,7 @@ class Notifier:
         self.store, self.webhook, self.secret = store, webhook, secret
         self.attempts_max = attempts_max  # per escalation and pass; None: until delivered or stopped
         self.timeout = aiohttp.ClientTimeout(total=timeout_s)
-        self.lease = Lease(store.engine, f"ledger-notify:{webhook}")
+        self.lease = sql.lease(store.engine, f"ledger-notify:{webhook}")
         self._warned_lease = False
 
     def create_tables(self) -> None:

@@ -26,8 +26,8 @@ from sqlalchemy import BigInteger, Column, MetaData, String, Table, select
 
 from consumers.kafka.batches import send_all
 from consumers.kafka.topics import Topics
+from ledger import sql
 from ledger.events import Event
-from ledger.sql import Lease
 from ledger.store import Store
 
 relay_events_max = 2000   # events a step reads and sends at most
@@ -51,7 +51,7 @@ class Relay:
     def __init__(self, store: Store, producer: AIOKafkaProducer, topics: Topics):
         self.store, self.producer, self.topics = store, producer, topics
         self.name = topics.events
-        self.lease = Lease(store.engine, f"ledger-relay:{self.name}")
+        self.lease = sql.lease(store.engine, f"ledger-relay:{self.name}")
         # The position sent (and acknowledged) up to, and the one stored; None: read it first.
         self._reached: int | None = None
         self._stored: int | None = None

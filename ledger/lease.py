@@ -1,0 +1,83 @@
+"""Leases: held by one process at a time, let go when it ends, however it ends.
+
+`ledger.sql.lease(engine, name)` gives the one the database's backend keeps: a PostgreSQL
+advisory lock held on a connection of its own, or a lock file beside an SQLite database.
+"""
+from __future__ import annotations
+
+import fcntl
+import hashlib
+from typing import Any
+
+from sqlalchemy import text
+from sqlalchemy.engine import Engine
+
+
+def lease_key(name: str) -> int:
+    """The lease's 64-bit key (PostgreSQL's advisory locks are keyed by one)."""
+    return int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big", signed=True)
+
+
+class Lease:
+    """Granted whenever asked, holding nothing: for a database only this process can open
+    (SQLite in memory)."""
+
+    _holder: Any = None
+
+    @property
+    def held(self) -> bool:
+        return self._holder is not None
+
+    def hold(self) -> bool:
+        """Whether this process holds the lease now (taking it if it is free)."""
+        return True
+
+    def release(self) -> None:
+        holder, self._holder = self._holder, None
+        if holder is not None:
+            try:
+                holder.close()  # closing the connection or the file lets the lock go
+            except Exception:
+                pass
+
+
+class AdvisoryLease(Lease):
+    def __init__(self, engine: Engine, name: str):
+        self.engine, self._key, self._holder = engine, lease_key(name), None
+
+    def hold(self) -> bool:
+        try:
+            if self._holder is not None:
+                self._holder.execute(text("SELECT 1"))  # still connected, so still held
+                self._holder.commit()
+                return True
+            conn = self.engine.connect()
+            got = conn.execute(text("SELECT pg_try_advisory_lock(:k)"), {"k": self._key}).scalar()
+            conn.commit()
+            if got:
+                self._holder = conn
+            else:
+                conn.close()
+            return bool(got)
+        except Exception:
+            self.release()
+            raise
+
+
+class FileLease(Lease):
+    """One file per lease name, as PostgreSQL has one advisory lock per key."""
+
+    def __init__(self, path: str):
+        self.path, self._holder = path, None
+
+    def hold(self) -> bool:
+        if self._holder is not None:
+            return True
+        handle = open(self.path, "a")
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.close()
+            return False
+        self._holder = handle
+        return True
