@@ -109,7 +109,7 @@ def _run(url: str, wakes: Connection, relay_to: RelayTo | None) -> None:
 async def _follow(store: Store, wakes: Connection, relay_to: RelayTo | None) -> None:
     """Follow every second (others write too), and sooner when woken; when the writer is done
     (or gone), follow once more and end."""
-    loop, done = asyncio.get_running_loop(), asyncio.Event()
+    done = asyncio.Event()
     projecting = _Projecting(store)
     relaying = _Relaying(store, relay_to) if relay_to else None
     followers = [Follower("projections", projecting.step)]
@@ -118,7 +118,19 @@ async def _follow(store: Store, wakes: Connection, relay_to: RelayTo | None) -> 
     # A wake hurries the relay only, when there is one: projections keep to once a second,
     # in pages, because each step is a write and SQLite has one writer (a projection
     # step a batch would add to the fsyncs serve's commands wait behind).
-    hurried = followers[0]
+    _listen(wakes, hurried=followers[0], followers=followers, done=done)
+    tasks = [asyncio.create_task(f.run(done)) for f in followers]
+    try:
+        await done.wait()
+        await _last_steps(tasks, projecting, relaying)
+    finally:
+        store.close()
+
+
+def _listen(wakes: Connection, hurried: Follower, followers: list[Follower], done: asyncio.Event) -> None:
+    """Each wake from the writer hurries one follower; the writer's end (EOF) sets `done` and
+    wakes them all for their last step."""
+    loop = asyncio.get_running_loop()
 
     def woken() -> None:
         try:
@@ -133,21 +145,19 @@ async def _follow(store: Store, wakes: Connection, relay_to: RelayTo | None) -> 
         hurried.wake()
 
     loop.add_reader(wakes.fileno(), woken)
-    tasks = [asyncio.create_task(f.run(done)) for f in followers]
+
+
+async def _last_steps(tasks: list[asyncio.Task], projecting: _Projecting, relaying: _Relaying | None) -> None:
+    # A step stuck on a broker that is away must not hold the writer's exit.
+    _, stuck = await asyncio.wait(tasks, timeout=drain_s)
+    for task in stuck:
+        task.cancel()
+    if relaying is not None:  # what the writer appended while the last steps ran
+        await relaying.last()
     try:
-        await done.wait()
-        # A step stuck on a broker that is away must not hold the writer's exit.
-        _, stuck = await asyncio.wait(tasks, timeout=drain_s)
-        for task in stuck:
-            task.cancel()
-        if relaying is not None:  # what the writer appended while the last steps ran
-            await relaying.last()
-        try:
-            await projecting.step()
-        except Exception as exc:  # the database away: the next start (or `ledger audit`) catches up
-            log.warning("at the end: projections: %s", first_line(exc))
-    finally:
-        store.close()
+        await projecting.step()
+    except Exception as exc:  # the database away: the next start (or `ledger audit`) catches up
+        log.warning("at the end: projections: %s", first_line(exc))
 
 
 class _Projecting:
