@@ -10,6 +10,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from commands.limits import line_bytes_max, raw_excerpt_bytes_max
 from consumers.cli.extras import require
+from consumers.http.site import parse_listen
 from ledger.codec import dumps
 
 if TYPE_CHECKING:
@@ -24,6 +25,16 @@ read_chunk_bytes = 1 << 16
 
 class UsageError(Exception):
     """Exit status 2: the command line itself was wrong."""
+
+
+def listen_address(value: str) -> str:
+    """The argparse type of a HOST:PORT option: a bad address is a usage error (exit 2) before
+    anything starts. The option keeps the text as given."""
+    try:
+        parse_listen(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+    return value
 
 
 class NoLedger(Exception):

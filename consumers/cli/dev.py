@@ -7,7 +7,7 @@ import signal
 import sys
 import time
 
-from consumers.cli.common import UsageError
+from consumers.cli.common import UsageError, listen_address
 from consumers.cli.extras import require
 from consumers.http.site import parse_listen
 
@@ -20,7 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         dest="dev_command", required=True)
     b = dev.add_parser("broker", help=f"run a Kafka-protocol broker in memory (Tansu) on {default_listen} "
                                       "until SIGINT or SIGTERM; its topics go with it")
-    b.add_argument("--listen", default=default_listen, metavar="HOST:PORT", help=f"default {default_listen}")
+    b.add_argument("--listen", default=default_listen, type=listen_address, metavar="HOST:PORT", help=f"default {default_listen}")
     b.set_defaults(run=broker)
 
 
@@ -28,10 +28,7 @@ def broker(args: argparse.Namespace) -> int:
     require("broker")
     from consumers.kafka import dev_broker
 
-    try:
-        host, port = parse_listen(args.listen)
-    except ValueError as exc:
-        raise UsageError(f"--listen: {exc}") from exc
+    host, port = parse_listen(args.listen)
     stopped = []
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stopped.append(True))

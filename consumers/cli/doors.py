@@ -10,18 +10,16 @@ from ledger import bulk
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("process", help="agent commands from FILE (or stdin), one outcome a line")
+    _file_door(sub.add_parser("process", help="agent commands from FILE (or stdin), one outcome a line"), "agent")
+    admin = sub.add_parser("admin", help="the owner's door").add_subparsers(dest="admin_command", required=True)
+    _file_door(admin.add_parser("apply", help="owner commands from FILE (or stdin), one outcome a line"), "owner")
+
+
+def _file_door(p: argparse.ArgumentParser, door: str) -> None:
     p.add_argument("file", nargs="?", default="-", metavar="FILE|-")
     p.add_argument("--table", action="store_true", help="readable output for people")
     add_db(p)
-    p.set_defaults(run=lambda a: run(a, "agent"))
-
-    admin = sub.add_parser("admin", help="the owner's door").add_subparsers(dest="admin_command", required=True)
-    a = admin.add_parser("apply", help="owner commands from FILE (or stdin), one outcome a line")
-    a.add_argument("file", nargs="?", default="-", metavar="FILE|-")
-    a.add_argument("--table", action="store_true", help="readable output for people")
-    add_db(a)
-    a.set_defaults(run=lambda a: run(a, "owner"))
+    p.set_defaults(run=lambda a: run(a, door))
 
 
 def run(args: argparse.Namespace, door: str) -> int:

@@ -5,7 +5,7 @@ import argparse
 import os
 import sys
 
-from consumers.cli.common import UsageError, add_db
+from consumers.cli.common import UsageError, add_db, listen_address
 from consumers.cli.extras import require
 
 token_env = "LEDGER_AGENT_TOKEN"
@@ -14,7 +14,7 @@ token_env = "LEDGER_AGENT_TOKEN"
 def register(sub: argparse._SubParsersAction) -> None:
     m = sub.add_parser("mcp", help=f"serve MCP tools (stdio, or --http) for the agent of ${token_env}")
     add_db(m)
-    m.add_argument("--http", metavar="HOST:PORT",
+    m.add_argument("--http", type=listen_address, metavar="HOST:PORT",
                    help="streamable HTTP at http://HOST:PORT/mcp instead of stdio; every request must carry "
                         f"'Authorization: Bearer <${token_env}>'")
     m.add_argument("--bootstrap-servers", metavar="HOST:PORT",
@@ -35,12 +35,7 @@ def run(args: argparse.Namespace) -> int:
     token = os.environ.get(token_env, "")
     if not token:
         raise UsageError(f"set {token_env} to the agent's token (`ledger agents add --business B --agent A`)")
-    listen = None
-    if args.http:
-        try:
-            listen = parse_listen(args.http)
-        except ValueError as exc:
-            raise UsageError(f"--http: {exc}") from exc
+    listen = parse_listen(args.http) if args.http else None
     ledger = None if args.bootstrap_servers else open_ledger(args)
     reads = Reads(ledger.store if ledger else open_store(args), token)
     agent = reads.agent()

@@ -5,12 +5,12 @@ import argparse
 import asyncio
 import dataclasses
 import logging
-import signal
 import sys
 from urllib.parse import urlsplit
 
 from consumers.cli.common import UsageError, add_db, emit, open_store
 from consumers.cli.extras import require
+from consumers.http.site import stop_on_signals
 
 log = logging.getLogger("ledger.notify")
 interval_ms_default = 1000
@@ -56,11 +56,7 @@ def notify(args: argparse.Namespace) -> int:
         sys.stdout.flush()
 
     async def main() -> None:
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
-        await run(notifier, args.interval_ms / 1000, stop, args.once, delivered)
+        await run(notifier, args.interval_ms / 1000, stop_on_signals(), args.once, delivered)
 
     try:
         asyncio.run(main())

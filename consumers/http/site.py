@@ -1,6 +1,6 @@
 """What every HTTP door shares: where to listen, whether that is loopback, and running an
-aiohttp app until SIGINT or SIGTERM; and the provider door's path, which the command line
-names without loading aiohttp."""
+aiohttp app (or `ledger notify`'s loop) until SIGINT or SIGTERM; and the provider door's
+path, which the command line names without loading aiohttp."""
 from __future__ import annotations
 
 import asyncio
@@ -53,12 +53,18 @@ async def start_site(app: web.Application, listen: str) -> web.AppRunner:
 
 async def serve_until_signalled(runner: web.AppRunner, announce=lambda addresses: None) -> None:
     """Until SIGINT or SIGTERM, then finish the requests in hand and return."""
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
+    stop = stop_on_signals()
     try:
         announce(runner.addresses)
         await stop.wait()
     finally:
         await runner.cleanup()
+
+
+def stop_on_signals() -> asyncio.Event:
+    """An event the running loop sets on SIGINT or SIGTERM: the way a long-running door is asked to stop."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    return stop
