@@ -9,14 +9,12 @@ the same events twice.
 """
 from __future__ import annotations
 
-import hashlib
 import logging
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import chain, islice
 
-import orjson
 from sqlalchemy import Column, Table, Text, select
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DBAPIError, IntegrityError, SQLAlchemyError
@@ -24,8 +22,8 @@ from sqlalchemy.schema import CreateTable
 
 from ledger import bulk, events as ev, sql
 from ledger.store import Store
-from projections import blocks, businesses, escalations, intents, log_pages, orders
-from projections.rows import Int64, View, metadata, stored_columns
+from projections import blocks, businesses, checksum, escalations, intents, log_pages, orders
+from projections.rows import Int64, View, metadata
 
 log = logging.getLogger("ledger.projections")
 
@@ -42,7 +40,6 @@ replay_page_events_max = 1_000
 # Rows kept in memory between pages (~1 KB each): a catch-up's cache, a replay's whole working set.
 catch_up_rows_kept_max = 20_000
 replay_rows_kept_max = 600_000
-checksum_rows_per_fetch = 10_000
 
 # Per event type, every projection's handlers and row keys: one lookup an event, not one a projection.
 _HANDLERS = {cls: [p.HANDLERS[cls] for p in PROJECTIONS if cls in p.HANDLERS] for cls in ev.Event.registry.values()}
@@ -169,6 +166,8 @@ class Projector:
         applied = last = flushed = 0
         view = View(TABLES, complete=True)  # the tables start empty: nothing to read back
         indexed = False
+        # The rows hashed as they are written, while each is written once; else read back at the end.
+        hashed: checksum.Digest | None = checksum.Digest(TABLES)
         with self.engine.begin() as conn:
             # The first statement writes: SQLite begins lazily, and the drops must be inside.
             conn.execute(tracking.update().where(tracking.c.name == tracker_name).values(position=0))
@@ -184,27 +183,29 @@ class Projector:
                 # appended ones every page_events (each write a COPY on PostgreSQL, a round trip).
                 full = view.size() >= self.rows_kept
                 if full or applied - flushed >= self.page_events:
-                    view.flush(conn, kept=full)
+                    view.flush(conn, kept=full, written=hashed and hashed.add)
                     flushed = applied
                 if full and not indexed:
                     _create_indexes(conn)
                     indexed = True
                 if full:
+                    hashed = None  # kept rows are read back, changed and written again from here on
                     view = View(TABLES)  # from here on, rows are read back as they are needed
                 if progress:
                     progress(last, applied)
-            view.flush(conn)
+            view.flush(conn, written=hashed and hashed.add)
             if not indexed:
                 _create_indexes(conn)
             conn.execute(tracking.update().where(tracking.c.name == tracker_name)
                          .values(position=last, version=VERSION))
-            digest = _checksum(conn)
+            digest = hashed.hexdigest() if hashed else None
+            digest = digest or checksum.read(conn, TABLES)
         return Replayed(applied, last, digest)
 
     def checksum(self) -> str:
         """sha256 of every projection row, canonical: equal for equal content on any run."""
         with sql.snapshot(self.engine) as conn:
-            return _checksum(conn)
+            return checksum.read(conn, TABLES)
 
 
 def _pages(stream: Iterable[tuple[int, ev.Event]], size: int) -> Iterator[list[tuple[int, ev.Event]]]:
@@ -237,22 +238,3 @@ def _fold(conn: Connection, view: View, page: list[tuple[int, ev.Event]]) -> Non
     for position, event in page:
         for handler in _HANDLERS.get(type(event), ()):
             handler(view, position, event)
-
-
-def _checksum(conn: Connection) -> str:
-    """Each table's name and columns, then its rows in log order as JSON arrays, JSON columns as
-    stored (already canonical text). Positions order rows alike under any backend's collation."""
-    digest = hashlib.sha256()
-    update = digest.update
-    for table in sorted(TABLES, key=lambda t: t.name):
-        digest.update(orjson.dumps([table.name, table.info["columns"]]) + b"\n")
-        query = select(*stored_columns(table)).order_by(table.c.position)
-        statement = str(query.compile(dialect=conn.dialect))
-        # The driver's own cursor: plain tuples, read in batches (server-side on PostgreSQL).
-        with sql.cursor(conn, server_side="proj_checksum") as cursor:
-            cursor.execute(statement)
-            while part := cursor.fetchmany(checksum_rows_per_fetch):
-                # A line at a time: joining a fetch's lines first would take fresh memory for every fetch.
-                for values in part:
-                    update(orjson.dumps(values, option=orjson.OPT_APPEND_NEWLINE))
-    return digest.hexdigest()

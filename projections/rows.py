@@ -130,9 +130,11 @@ class View:
                 known.setdefault(key, None)
             keys.clear()
 
-    def flush(self, conn: Connection, kept: bool = True) -> None:
+    def flush(self, conn: Connection, kept: bool = True,
+              written: Callable[[Table, list[Row]], None] | None = None) -> None:
         """Write what changed: stored rows are replaced (delete, insert), new ones inserted.
-        `kept=False` writes only the appended rows, leaving kept rows to a later flush."""
+        `kept=False` writes only the appended rows, leaving kept rows to a later flush.
+        `written` is shown each table's rows as they are inserted."""
         for table, keys in self.dirty.items():
             rows = self.appended[table]
             if kept:
@@ -144,6 +146,8 @@ class View:
                 rows = list(map(self.rows[table].__getitem__, keys)) + rows
                 keys.clear()
             insert(conn, table, rows)
+            if written is not None:
+                written(table, rows)
             self.appended[table] = []
 
 
