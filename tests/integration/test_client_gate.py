@@ -2,6 +2,7 @@
 known facts, and there is no way around it. (tests/integration/test_gate.py is the ledger's own gate.)"""
 from __future__ import annotations
 
+import asyncio
 import inspect
 
 import pytest
@@ -197,11 +198,15 @@ def test_tools_are_documented_as_gated():
 
 def test_through_kafka_the_gate_runs_at_the_call_before_anything_is_produced():
     client_module = pytest.importorskip("consumers.agent.client")
-    client = client_module.LedgerClient("127.0.0.1:9")  # never started: producing would fail loudly
-    tools = LedgerTools.kafka(client)
-    with pytest.raises(FactsNotKnown) as blocked:
-        tools.place_order(world().know("customer_id", "cust-1", "session"))
-    assert blocked.value.fields == ["lines"]
-    pending = tools.place_order(world().know("customer_id", "cust-1", "session").know("lines", LINES, "message"))
-    assert inspect.isawaitable(pending)
-    pending.close()
+
+    async def agent_turn() -> None:  # the Kafka tools are called from the agent's event loop
+        client = client_module.LedgerClient("127.0.0.1:9")  # never started: producing would fail loudly
+        tools = LedgerTools.kafka(client)
+        with pytest.raises(FactsNotKnown) as blocked:
+            tools.place_order(world().know("customer_id", "cust-1", "session"))
+        assert blocked.value.fields == ["lines"]
+        pending = tools.place_order(world().know("customer_id", "cust-1", "session").know("lines", LINES, "message"))
+        assert inspect.isawaitable(pending)
+        pending.close()
+
+    asyncio.run(agent_turn())
