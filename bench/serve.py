@@ -36,6 +36,7 @@ from tests.kafka_support import Serve, agent_token, mixed_commands, setup_comman
 
 businesses_count = 48
 outcome_wait_s_max = 600.0
+serve_start_s_max = 120.0
 assign_wait_s_max = 300.0  # two servers on a loaded machine can take minutes of rebalancing to settle
 
 
@@ -132,7 +133,11 @@ def _round(args: argparse.Namespace, bootstrap: str, work: Path, auth: bool) -> 
     servers = [Serve(bootstrap, db, topics, f"bench-{run}", work, name=f"serve{i}", tokens=auth)
                for i in range(args.processes)]
     for s in servers:
+        # One at a time: two serve processes creating their tables at once on a fresh
+        # PostgreSQL database can collide in its catalogue (pg_type), and one exits.
         s.start()
+        wait_until(lambda s=s: "serving " in s.output() or s.proc.poll() is not None, serve_start_s_max,
+                   "serve to start")
     try:
         produced_s, elapsed_s, serve_cpu_s = asyncio.run(measure(bootstrap, topics, setup, agent, servers, tokens))
     finally:
