@@ -35,6 +35,11 @@ class Event:
         return dict(self.__dict__)
 
 
+def event_row(position: int, event: Event) -> dict[str, Any]:
+    """An event as `ledger events` prints it, `ledger.events` carries it and `ledger notify` posts it."""
+    return {"position": position, "type": event.type, **event.to_dict()}
+
+
 def with_claim(event: Event, claimed: dict[str, Any]) -> Event:
     """The event with its `claimed` set, in place: only for an event just made (by `decide`)
     that nothing else holds yet: every decided command's first event is set, so none is copied."""

@@ -40,7 +40,7 @@ class Decision:
         kind = (claimed or {}).get("type") or getattr(first, "command_type", None)
         head = NotPermitted(command_id=first.command_id, type=kind, business_id=first.business_id)
         return {"command": claimed, "outcome": outcome(head, [e for _, e in self.events]),
-                "events": [{"position": p, "type": e.type, **e.to_dict()} for p, e in self.events]}
+                "events": [ev.event_row(p, e) for p, e in self.events]}
 
 
 def decisions(store: Store, command_id: str, business_id: str | None = None) -> dict[str | None, Decision]:

@@ -43,7 +43,7 @@ def query(args: argparse.Namespace) -> int:
 
 
 def events(args: argparse.Namespace) -> int:
-    from ledger.events import Event
+    from ledger.events import Event, event_row
 
     check_known("--type", args.type, Event.registry)
     store = open_store(args, create=False)
@@ -52,7 +52,7 @@ def events(args: argparse.Namespace) -> int:
     # events of no business, which share the stream of the empty name.
     wanted = {k: v for k, v in (("business_id", args.business), ("agent_id", args.agent),
                                  ("conversation_id", args.conversation), ("command_id", args.command)) if v is not None}
-    rows = (log_row(position, event)
+    rows = (event_row(position, event)
             for position, event in store.notifications(max(1, args.start), args.until, args.type, args.business)
             if all(getattr(event, k) == v for k, v in wanted.items()))
     if args.table:
@@ -82,7 +82,3 @@ def _currencies(store) -> dict[str, str]:
 def _table_row(row: dict) -> dict:
     return {**{c: row.get(c) for c in TABLE_COLUMNS},
             "fields": {k: v for k, v in row.items() if k not in TABLE_COLUMNS and v not in (None, [], {})}}
-
-
-def log_row(position: int, event) -> dict:
-    return {"position": position, "type": event.type, **event.to_dict()}

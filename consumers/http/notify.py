@@ -31,8 +31,7 @@ from sqlalchemy import BigInteger, Column, Integer, MetaData, Table, Text, selec
 
 from ledger import sql
 from ledger.retry import Backoff, first_line
-from consumers.kafka.relay import event_row
-from ledger.events import EscalationClosed, EscalationRaised
+from ledger.events import EscalationClosed, EscalationRaised, event_row
 from ledger.payments import hmac_sha512_hex, sandbox_secret_default, signature_header
 from ledger.service import utc_now
 from ledger.store import Store

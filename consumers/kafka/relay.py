@@ -17,7 +17,6 @@ import asyncio
 import time
 from collections.abc import Iterator
 from itertools import islice
-from typing import Any
 
 import orjson
 from aiokafka import AIOKafkaProducer
@@ -27,7 +26,7 @@ from sqlalchemy import BigInteger, Column, MetaData, String, Table, select
 from consumers.kafka.batches import send_all
 from consumers.kafka.topics import Topics
 from ledger import sql
-from ledger.events import Event
+from ledger.events import Event, event_row
 from ledger.store import Store
 
 relay_events_max = 2000   # events a step reads and sends at most
@@ -40,11 +39,6 @@ relay_positions = Table(
     Column("name", String(255), primary_key=True),  # the events topic it feeds
     Column("position", BigInteger, nullable=False),  # the last position sent
 )
-
-
-def event_row(position: int, event: Event) -> dict[str, Any]:
-    """What `ledger events` prints for an event."""
-    return {"position": position, "type": event.type, **event.to_dict()}
 
 
 class Relay:

@@ -186,7 +186,7 @@ def test_the_approval_is_taken_only_at_the_owner_door():
 # --- `ledger admin apply` on SQLite and PostgreSQL ---------------------------------------
 
 def test_an_owner_approves_a_blocked_order_with_ledger_admin_apply(ledger, store, db_url, tmp_path):
-    from consumers.kafka.relay import event_row
+    from ledger.events import event_row
     from tests.given import a_shop as a_real_shop, agent, appended, types
     from tests.projected import audit
     from tests.inproc import jsonl, ledger_done
