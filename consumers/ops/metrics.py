@@ -94,15 +94,28 @@ class LogCollector(Collector):
                                     "yet published to Kafka", value=outbox_rows)
 
     def _read(self, engine: Engine) -> tuple[int, int | None, list[tuple[str, int]], int | None]:
-        from consumers.kafka.outbox import outbox
-        from consumers.kafka.relay import relay_positions
         from projections.projector import tracker_name, tracking
 
         position = self.store.max_position()
         projected = _scalar(engine, select(tracking.c.position).where(tracking.c.name == tracker_name))
-        relayed = _rows(engine, select(relay_positions.c.name, relay_positions.c.position))
-        outbox_rows = _scalar(engine, select(func.count()).select_from(outbox))
+        relayed, outbox_rows = None, None
+        kafka = _kafka_tables()
+        if kafka is not None:
+            outbox, relay_positions = kafka
+            relayed = _rows(engine, select(relay_positions.c.name, relay_positions.c.position))
+            outbox_rows = _scalar(engine, select(func.count()).select_from(outbox))
         return position, projected, relayed or [], outbox_rows
+
+
+def _kafka_tables() -> tuple[Any, Any] | None:
+    """The Kafka door's outbox and relay tables, or None where its library is not installed
+    (`ledger web` or `ledger webhook` with the web extra alone: no serve runs from this install)."""
+    try:
+        from consumers.kafka.outbox import outbox
+        from consumers.kafka.relay import relay_positions
+    except ImportError:
+        return None
+    return outbox, relay_positions
 
 
 def _scalar(engine: Engine, statement) -> Any:
