@@ -59,7 +59,7 @@ Progress = Callable[[int, int], None]  # (position reached, events applied so fa
 class Replayed:
     events: int
     position: int
-    checksum: str
+    checksum: str | None  # None when the caller did not ask for one
 
 
 class Projector:
@@ -117,11 +117,13 @@ class Projector:
                 log.warning("projections could not catch up (%s); trying again", str(exc).splitlines()[0])
             stop.wait(interval_s)
 
-    def replay(self, until: int | None = None, progress: Progress | None = None) -> Replayed:
+    def replay(self, until: int | None = None, progress: Progress | None = None,
+               digest: bool = True) -> Replayed:
         """Drop and rebuild every projection from the log, in one transaction: a reader sees
-        the old rows or the new, and the checksum is of exactly what was rebuilt."""
+        the old rows or the new, and the checksum is of exactly what was rebuilt. `digest=False`:
+        no checksum (a rebuild that outgrew its kept rows would read every row back for it)."""
         with bulk.paused():
-            return self._rebuild(until, progress)
+            return self._rebuild(until, progress, digest)
 
     # A replay's working rows live in its frame only: they are freed when the frame returns,
     # before the cyclic GC is back on (else its first pass walks them all once more). A
@@ -161,21 +163,15 @@ class Projector:
         # Positions are unique and rising: n of them from last + 1 to last + n leave no room for others.
         return chain(written, self.store.notifications(last + n + 1))
 
-    def _rebuild(self, until: int | None, progress: Progress | None) -> Replayed:
+    def _rebuild(self, until: int | None, progress: Progress | None, digest: bool = True) -> Replayed:
         self._kept = None
         applied = last = flushed = 0
         view = View(TABLES, complete=True)  # the tables start empty: nothing to read back
         indexed = False
         # The rows hashed as they are written, while each is written once; else read back at the end.
-        hashed: checksum.Digest | None = checksum.Digest(TABLES)
+        hashed: checksum.Digest | None = checksum.Digest(TABLES) if digest else None
         with self.engine.begin() as conn:
-            # The first statement writes: SQLite begins lazily, and the drops must be inside.
-            conn.execute(tracking.update().where(tracking.c.name == tracker_name).values(position=0))
-            for table in reversed(TABLES):
-                table.drop(conn, checkfirst=True)
-            for table in TABLES:
-                # Key indexes come after the bulk insert: built once from sorted keys, not grown row by row.
-                conn.execute(CreateTable(table))
+            _empty_tables(conn)
             for page in log_pages.read(self.store, 1, until, min(self.page_events, replay_page_events_max)):
                 _fold(conn, view, page)
                 applied, last = applied + len(page), page[-1][0]
@@ -198,9 +194,10 @@ class Projector:
                 _create_indexes(conn)
             conn.execute(tracking.update().where(tracking.c.name == tracker_name)
                          .values(position=last, version=VERSION))
-            digest = hashed.hexdigest() if hashed else None
-            digest = digest or checksum.read(conn, TABLES)
-        return Replayed(applied, last, digest)
+            summed = hashed.hexdigest() if hashed else None
+            if digest and summed is None:
+                summed = checksum.read(conn, TABLES)
+        return Replayed(applied, last, summed)
 
     def checksum(self) -> str:
         """sha256 of every projection row, canonical: equal for equal content on any run."""
@@ -219,6 +216,16 @@ def _advance(conn: Connection, last: int, position: int) -> bool:
                          .where(tracking.c.name == tracker_name, tracking.c.position == last)
                          .values(position=position))
     return moved.rowcount == 1
+
+
+def _empty_tables(conn: Connection) -> None:
+    # The first statement writes: SQLite begins lazily, and the drops must be inside.
+    conn.execute(tracking.update().where(tracking.c.name == tracker_name).values(position=0))
+    for table in reversed(TABLES):
+        table.drop(conn, checkfirst=True)
+    for table in TABLES:
+        # Key indexes come after the bulk insert: built once from sorted keys, not grown row by row.
+        conn.execute(CreateTable(table))
 
 
 def _create_indexes(conn: Connection) -> None:

@@ -118,7 +118,7 @@ def as_of(store, position: int):
         # A scratch file: nothing to keep through a crash.
         event.listen(engine, "connect", lambda dbapi, _: dbapi.execute("PRAGMA synchronous=OFF"))
         try:
-            Projector(store, engine=engine, rows_kept=as_of_rows_kept_max).replay(position)
+            Projector(store, engine=engine, rows_kept=as_of_rows_kept_max).replay(position, digest=False)
             yield engine
         finally:
             engine.dispose()
