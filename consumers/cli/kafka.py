@@ -127,7 +127,7 @@ async def _serve(args: argparse.Namespace) -> int:
             log.info("payment webhook on http://%s:%s%s", *runners[-1].addresses[0][:2], webhook.webhook_path)
         if args.metrics:
             from consumers.kafka.serve_consumer import ServeConsumer
-            from consumers.ops import http as ops_http
+            from consumers.http import ops as ops_http
             runners.append(await ops_http.start(ledger.store, args.metrics, ServeConsumer(server)))
             log.info("health and metrics on http://%s:%s/healthz and /metrics", *runners[-1].addresses[0][:2])
         await server.run(stop)

@@ -1,2 +1,2 @@
 """The HTTP doors: the payment webhook (`ledger webhook`), the owner's browser (`ledger web`), escalation posts.
-Entry points: webhook.serve, web.app.serve, notify.Notifier (`ledger notify`); site.py is what they share."""
+Entry points: webhook.serve, web.app.serve, notify.Notifier, ops.add_routes (`/healthz`, `/metrics`); site.py."""

@@ -1,5 +1,5 @@
 """The provider door over HTTP, on aiohttp: `POST /webhooks/payments`, and `GET /healthz` and
-`GET /metrics` (consumers/ops).
+`GET /metrics` (consumers/http/ops.py).
 
 The handler only carries bytes: the raw body and the headers go to `Ledger.handle_webhook`,
 the one verification path (`ledger payments simulate` uses it too). Answers:
@@ -23,7 +23,7 @@ import orjson
 from aiohttp import web
 
 from consumers.http.site import is_loopback, parse_listen, serve_until_signalled, start_site, webhook_path
-from consumers.ops import http as ops_http
+from consumers.http import ops as ops_http
 from ledger.payments import MissingSecret
 from ledger.service import Ledger
 

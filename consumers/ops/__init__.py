@@ -1,2 +1,2 @@
 """What an operator watches on every door: Prometheus metrics of each outcome and batch, and how far behind the log.
-Entry points: http.add_routes (`/healthz`, `/metrics` for `ledger web`/`webhook`), http.start (`serve --metrics`)."""
+Entry point: metrics.Metrics (a site's registry); consumers/http/ops.py serves it with `/healthz`."""

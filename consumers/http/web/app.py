@@ -21,7 +21,7 @@ from aiohttp import web
 from sqlalchemy.engine import Connection
 
 from consumers.http.site import parse_listen, serve_until_signalled, start_site
-from consumers.ops import http as ops_http
+from consumers.http import ops as ops_http
 from consumers.http.web import actions, pages, queue_html, templates
 from consumers.http.web.auth import Auth, Owner, same_site_path, set_session
 from ledger import unsigned_webhooks
