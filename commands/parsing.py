@@ -117,7 +117,9 @@ def _where(loc: tuple[Any, ...]) -> str:
     return ".".join(str(p) for p in loc) or "(root)"
 
 
-def _first_error(exc: ValidationError) -> str:
+def first_error(exc: ValidationError) -> str:
+    """The first thing a model found wrong, where it is, and how many more: every door's
+    input is explained to its sender this one way."""
     errors = exc.errors(include_url=False)
     first = errors[0]
     where = _where(first["loc"])
@@ -183,5 +185,5 @@ def _not_parsed(obj: Any, raw: bytes, door: str) -> Rejection | NotPermitted:
     try:
         DOORS[door][envelope["type"]].model_validate(obj)
     except ValidationError as exc:
-        return Rejection(error=_first_error(exc), raw=excerpt(raw), **envelope)
+        return Rejection(error=first_error(exc), raw=excerpt(raw), **envelope)
     raise AssertionError("a command parse validated on its second reading")  # model_validate is deterministic

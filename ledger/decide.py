@@ -80,13 +80,6 @@ def reject(rejection: Rejection, stamp: Stamp) -> list[ev.Event]:
                                reason=rejection.reason, error=rejection.error, raw=rejection.raw)]
 
 
-def orders_read(command: m.Command) -> list[str]:
-    """The orders `decide` will look up for this command: the shell puts them in the state first."""
-    if isinstance(command, m.IssuePaymentLink) and command.facts.order_id.known:
-        return [command.facts.order_id.value]
-    return []
-
-
 def decide(state: BusinessState, command: m.Command, stamp: Stamp) -> list[ev.Event]:
     try:
         _check_facts(command.facts)

@@ -1,5 +1,6 @@
-"""A command the database refused: answered rejected/malformed on its own (CONTRACT 11,
-storage), in a form the store can hold. Ledger.handle finds it; this says what it becomes."""
+"""An input the database refused: answered rejected/malformed (a command) or refused
+malformed (a webhook) on its own (CONTRACT 11, storage), in a form the store can hold.
+Ledger's write path finds it; this says what it becomes."""
 from __future__ import annotations
 
 import dataclasses
@@ -7,6 +8,7 @@ import logging
 
 from commands.parsing import NotPermitted, Oversized, Parsed, Rejection, excerpt
 from ledger.retry import first_line
+from ledger.webhook import Payment, Refusal
 
 log = logging.getLogger("ledger")
 
@@ -43,11 +45,22 @@ def is_refusal(error: str) -> bool:
     return error.startswith(_PREFIXES)
 
 
-def refused_command(item: Parsed | NotPermitted | Rejection, raw: bytes | str | Oversized | Rejection,
-                    error: Exception, batch_error: Exception) -> Rejection:
-    """The command the database refused, as a rejection. Its envelope ids passed the gate
-    and are kept; if even that is refused, the rejection keeps none of them; if that is
-    refused too, the database refuses everything: the batch's error is raised."""
+def refused(item: Parsed | NotPermitted | Rejection | Payment | Refusal, raw: bytes | str | Oversized | Rejection,
+            error: Exception, batch_error: Exception) -> Rejection | Refusal:
+    """The input the database refused, as a rejection (a command) or a refusal (a webhook)."""
+    if isinstance(item, (Payment, Refusal)):
+        if isinstance(item, Refusal) and is_refusal(item.error):
+            raise batch_error  # even its refusal, which keeps no field of the body, is refused
+        assert isinstance(raw, bytes)
+        return Refusal("malformed", refusal_text(error), excerpt(raw))
+    return _refused_command(item, raw, error, batch_error)
+
+
+def _refused_command(item: Parsed | NotPermitted | Rejection, raw: bytes | str | Oversized | Rejection,
+                     error: Exception, batch_error: Exception) -> Rejection:
+    """A command's envelope ids passed the gate and are kept; if even that is refused, the
+    rejection keeps none of them; if that is refused too, the database refuses everything:
+    the batch's error is raised."""
     text = refusal_text(error)
     if isinstance(item, Rejection) and is_refusal(item.error):
         if item.business_id is None and item.command_id is None:

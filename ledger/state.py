@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import singledispatchmethod
-from itertools import islice
 
 from ledger import events as ev
 
@@ -63,7 +62,7 @@ class BusinessState:
     currency: str | None = None  # ISO 4217, set by the owner
     products: dict[str, Product] = field(default_factory=dict)
     customers: dict[str, Customer] = field(default_factory=dict)
-    # A writer keeps only its most recent orders and references here (see `keep_recent`) and
+    # A writer keeps only its most recent orders and references here (ledger/states.py) and
     # reads the others back from the store before deciding on them; a full fold holds all.
     orders: dict[str, Order] = field(default_factory=dict)
     link_orders: dict[str, str] = field(default_factory=dict)  # references issued -> order
@@ -77,12 +76,6 @@ class BusinessState:
         self.version += 1
         # The dispatcher itself: `self._apply` would build a bound wrapper on every call.
         _apply_for(type(event))(self, event)
-
-    def keep_recent(self, orders_max: int) -> None:
-        """Forget all but the last `orders_max` orders and references placed or read back."""
-        for kept in (self.orders, self.link_orders):
-            for key in list(islice(kept, max(0, len(kept) - orders_max))):
-                del kept[key]
 
     @singledispatchmethod
     def _apply(self, event: ev.Event) -> None:

@@ -7,14 +7,14 @@ by the contract's rules (section 11), the raw body only as an excerpt without NU
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import orjson
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from commands.models import Id, PositiveInt, is_id
-from commands.parsing import excerpt
+from commands.parsing import excerpt, first_error
 from ledger import events as ev
 from ledger.decide import Stamp, over_amount_max
 from ledger.state import BusinessState
@@ -40,6 +40,7 @@ class Payment:
     business_id: str
     reference: str
     amount: int
+    body: bytes = field(default=b"", repr=False)  # as verified: its hash is the provider's claim
 
 
 @dataclass(frozen=True)
@@ -74,11 +75,8 @@ def read(body: bytes) -> Payment | Refusal:
     try:
         parsed = _Body.model_validate(peek)
     except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
-        where = ".".join(str(p) for p in first["loc"]) or "(root)"
-        return Refusal("malformed", excerpt(f"{where}: {first['msg']}"), raw, event_id,
-                       _id_or_none(data.get("business_id")))
-    return Payment(parsed.id, parsed.data.business_id, parsed.data.reference, parsed.data.amount)
+        return Refusal("malformed", first_error(exc), raw, event_id, _id_or_none(data.get("business_id")))
+    return Payment(parsed.id, parsed.data.business_id, parsed.data.reference, parsed.data.amount, body)
 
 
 def refusal_events(refusal: Refusal, stamp: Stamp) -> list[ev.Event]:
@@ -91,11 +89,11 @@ def _key(provider_event_id: str | None) -> str | None:
     return None if provider_event_id is None else f"provider:{provider_event_id}"
 
 
-def decide_payment(state: BusinessState, payment: Payment, stamp: Stamp, raw: str,
-                   reused: bool = False) -> list[ev.Event]:
+def decide_payment(state: BusinessState, payment: Payment, stamp: Stamp, reused: bool = False) -> list[ev.Event]:
     """`reused`: the provider's event id was already taken by another body."""
     def refused(reason: str, error: str) -> list[ev.Event]:
-        return refusal_events(Refusal(reason, error, raw, payment.provider_event_id, payment.business_id), stamp)
+        return refusal_events(Refusal(reason, error, excerpt(payment.body), payment.provider_event_id,
+                                      payment.business_id), stamp)
 
     if reused:
         return refused("provider_event_reused", "this provider event id came before with another body")

@@ -15,11 +15,11 @@ CREDIT_LIMIT = 1_000_000
 
 
 def owner(ledger: Ledger, *commands: dict[str, Any]) -> list[dict[str, Any]]:
-    return ledger.handle([raw(c) for c in commands], "owner")
+    return ledger.handle([raw(c) for c in commands], "owner").outcomes
 
 
 def agent(ledger: Ledger, *commands: dict[str, Any]) -> list[dict[str, Any]]:
-    return ledger.handle([raw(c) for c in commands], "agent")
+    return ledger.handle([raw(c) for c in commands], "agent").outcomes
 
 
 def a_shop(ledger: Ledger, business: str = "shop-1", credit_limit: int = CREDIT_LIMIT) -> None:

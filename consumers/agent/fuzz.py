@@ -97,7 +97,7 @@ def seed_shop(ledger: Ledger, business_id: str) -> Shop:
     if ledger.state(business_id).version:
         raise ShopTaken(f"business {business_id} already has events in this database: "
                         "use another --seed or a fresh --db")
-    refused = [o for o in ledger.handle(commands, "owner") if o["status"] != "accepted" or o["duplicate"]]
+    refused = [o for o in ledger.handle(commands, "owner").outcomes if o["status"] != "accepted" or o["duplicate"]]
     if refused:
         raise ShopTaken(f"business {business_id} could not be seeded: {refused[0]['reason'] or 'duplicate'}")
     return Shop(business_id, dict(PRICES), list(CREDIT))
@@ -113,7 +113,7 @@ def run(ledger: Ledger, count: int, seed: int, progress: Callable[[int], None] |
         raws = sloppy.batch(min(batch_records_max, count - start), start)
         position = ledger.store.max_position()
         try:
-            outcomes = ledger.handle(raws, "agent")
+            outcomes = ledger.handle(raws, "agent").outcomes
         except Exception as exc:  # a crash is a finding too: the batch took no effect, stop here
             _find(report, "crash", None, type(exc).__name__, [str(exc)[:finding_excerpt_chars], start])
             break

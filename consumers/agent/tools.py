@@ -68,7 +68,7 @@ class LedgerTools:
 
     @classmethod
     def embedded(cls, ledger: Ledger) -> "LedgerTools":
-        return cls(lambda cmd: ledger.handle([orjson.dumps(cmd)], "agent")[0], _PRIVATE)
+        return cls(lambda cmd: ledger.handle([orjson.dumps(cmd)], "agent").outcomes[0], _PRIVATE)
 
     @classmethod
     def kafka(cls, client: Any, timeout_s: float = 30.0) -> "LedgerTools":

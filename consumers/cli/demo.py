@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     out = sys.stdout.write
     out("== The owner sets up the shop ==\n")
     currency = lambda outcome: ledger.state(outcome["business_id"]).currency  # noqa: E731
-    for outcome in ledger.handle(_lines(args.script / "shop.jsonl"), "owner"):
+    for outcome in ledger.handle(_lines(args.script / "shop.jsonl"), "owner").outcomes:
         out(describe(outcome, currency(outcome)) + "\n")
     outcomes: dict[str, dict[str, Any]] = {}
     out("\n== The conversation ==\n")
@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
             out(f"\n💬 {step['say']}\n")
         elif "command" in step:
             text = _PLACEHOLDER.sub(lambda m: outcomes[m.group(1)]["order_id"], json.dumps(step["command"]))
-            [outcome] = ledger.handle([text], "agent")
+            [outcome] = ledger.handle([text], "agent").outcomes
             outcomes[outcome["command_id"]] = outcome
             out("  agent → " + describe(outcome, currency(outcome)).replace("\n", "\n          ") + "\n")
         elif "pay" in step:

@@ -31,9 +31,10 @@ def run(args: argparse.Namespace, door: str) -> int:
     try:
         for batch in batches(stream):
             with bulk.paused():  # the whole batch: see ledger/bulk.py
-                _answer(ledger.handle(batch, door), args.table, ledger)
+                handled = ledger.handle(batch, door)
+                _answer(handled.outcomes, args.table, ledger)
                 # Outcomes first: a slow or failing projection never holds them back.
-                projections.after(ledger.written, full=len(batch) >= batch_records_max)
+                projections.after(handled.written, full=len(batch) >= batch_records_max)
             bulk.keep_survivors()
     finally:
         projections.close()

@@ -61,7 +61,7 @@ class Embedded:
     def _submit(self, raw: bytes) -> dict[str, Any]:
         with self._write:
             items = agent_door.admit(self.reads.keys, [(self.reads.token, raw)])
-            [outcome] = self.ledger.handle_items(items, [raw], "agent")
+            [outcome] = self.ledger.handle_items(items, [raw], "agent").outcomes
             return outcome
 
 

@@ -223,7 +223,7 @@ def test_every_hostile_text_gets_its_one_outcome_and_the_reads_still_answer(db_u
     try:
         for door in ("owner", "agent"):  # through Ledger.handle, the one write path every door shares
             lines, cases = matrix(door, "shop-handle")
-            check(ledger.handle(lines, door), cases, door)
+            check(ledger.handle(lines, door).outcomes, cases, door)
     finally:
         store.close()
 
@@ -242,11 +242,11 @@ def test_a_customer_id_of_300_characters_is_malformed_and_nothing_downstream_see
     long_id = "c" * 300
     try:
         [registered] = ledger.handle([encode(command("RegisterCustomer", {
-            "customer_id": known(long_id), "name": known("Long"), "credit_limit": known(10)}))], "owner")
+            "customer_id": known(long_id), "name": known("Long"), "credit_limit": known(10)}))], "owner").outcomes
         [ordered, neighbour] = ledger.handle([
             encode(command("PlaceOrder", {"customer_id": known(long_id, "session"),
                                           "lines": known([line("rice", 1)], "message")})),
-            encode(good("agent", 0, "shop-1"))], "agent")
+            encode(good("agent", 0, "shop-1"))], "agent").outcomes
 
         assert (registered["status"], registered["reason"]) == ("rejected", "malformed")
         assert (ordered["status"], ordered["reason"]) == ("rejected", "malformed")

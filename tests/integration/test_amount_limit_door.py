@@ -13,7 +13,7 @@ def test_a_restock_past_the_limit_through_the_owner_door_changes_no_stock(ledger
     ledger.handle([raw(command("RegisterProduct", {"sku": known("rice"), "name": known("Rice"),
                                                    "unit_price": known(1), "stock": known(amount_max)}))], "owner")
 
-    [out] = ledger.handle([raw(restock("rice", 1))], "owner")
+    [out] = ledger.handle([raw(restock("rice", 1))], "owner").outcomes
 
     assert (out["status"], out["reason"], out["details"]) == ("blocked", "amount_too_large",
                                                               {"field": "stock", "limit": amount_max})

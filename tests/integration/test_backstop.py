@@ -120,7 +120,7 @@ def _phrase_file_lines():
 # --- through the ledger ---------------------------------------------------------
 
 def _turn(ledger, type_, facts, turn="t1", conversation="conv-1"):
-    [out] = ledger.handle([raw(command(type_, facts, conversation=conversation, turn=turn))], "agent")
+    [out] = ledger.handle([raw(command(type_, facts, conversation=conversation, turn=turn))], "agent").outcomes
     return out
 
 
@@ -168,7 +168,7 @@ def test_a_second_promise_in_the_same_turn_does_not_escalate_again(ledger, store
 
 def test_a_credit_limit_escalation_counts_as_the_turns_escalation(ledger, store):
     ledger.handle([raw(product("rice", 45000, 10)), raw(customer("cust-1", 10000))], "owner")
-    [blocked] = ledger.handle([raw(order("cust-1", [line("rice", 1)], conversation="conv-1", turn="t1"))], "agent")
+    [blocked] = ledger.handle([raw(order("cust-1", [line("rice", 1)], conversation="conv-1", turn="t1"))], "agent").outcomes
     assert blocked["events"] == ["CommandBlocked", "EscalationRaised"]
 
     out = _turn(ledger, "CompleteTurn", {"reply": known("Let me check with the owner.", "agent")})
@@ -189,7 +189,7 @@ def test_an_escalation_in_another_turn_does_not_silence_this_one(ledger, store):
 def test_a_disguised_promise_escalates_through_the_ledger(ledger, store):
     facts = {"reply": known("I go c\u0430ll you b\u200back", "agent")}
 
-    [out] = ledger.handle([raw(command("CompleteTurn", facts))], "agent")
+    [out] = ledger.handle([raw(command("CompleteTurn", facts))], "agent").outcomes
 
     assert (out["events"], out["escalated"]) == (["ReplyRecorded", "EscalationRaised"], True)
     [raised] = [e for _, e in store.notifications(types=["EscalationRaised"])]

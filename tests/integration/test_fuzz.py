@@ -109,7 +109,7 @@ def test_checker_and_ledger_agree_on_known_wherever_the_ledger_read_the_facts(sq
     ledger = deterministic_ledger(sqlite_store, 11)
     sloppy = Sloppy(11, seed_shop(ledger, "fuzz-11"))
     raws = sloppy.batch(3_000, 0)
-    for raw, out in zip(raws, ledger.handle(raws, "agent")):
+    for raw, out in zip(raws, ledger.handle(raws, "agent").outcomes):
         if out["status"] == "rejected" or out["duplicate"] or out["reason"] in ("not_permitted", "command_id_reused"):
             continue
         blocked_on_facts = out["reason"] in ("unknown_facts", "conflicting_facts")

@@ -41,7 +41,7 @@ def assert_rejected_malformed(out, log):
 def test_every_required_fact_unknown_blocks_naming_exactly_those(ledger, store, type_, how):
     facts = {name: UNKNOWN for name in REQUIRED[type_]} if how == "marked_unknown" else {}
 
-    [out] = ledger.handle([raw(command(type_, facts))], door_of(type_))
+    [out] = ledger.handle([raw(command(type_, facts))], door_of(type_)).outcomes
 
     assert (out["status"], out["reason"], out["fields"]) == ("blocked", "unknown_facts", REQUIRED[type_])
     assert (out["conflicts"], out["events"]) == ({}, ["CommandBlocked"])
@@ -172,7 +172,7 @@ MALFORMED_VALUES = [
 
 @pytest.mark.parametrize("sent", [c for _, c in MALFORMED_VALUES], ids=[n for n, _ in MALFORMED_VALUES])
 def test_a_known_value_of_the_wrong_type_or_range_is_malformed(ledger, store, sent):
-    [out] = ledger.handle([raw(sent)], door_of(sent["type"]))
+    [out] = ledger.handle([raw(sent)], door_of(sent["type"])).outcomes
 
     assert_rejected_malformed(out, appended(store, 0))
     assert (out["command_id"], out["type"], out["business_id"]) == (sent["command_id"], sent["type"], "shop-1")
@@ -255,7 +255,7 @@ def test_the_agent_door_fields_are_optional_on_the_owner_door(ledger):
 ], ids=["order_at_owner_door", "product_at_agent_door", "malformed_order_at_owner_door",
         "malformed_product_at_agent_door"])
 def test_a_type_the_door_does_not_take_is_not_permitted_even_if_malformed(ledger, store, door, sent):
-    [out] = ledger.handle([raw(sent)], door)
+    [out] = ledger.handle([raw(sent)], door).outcomes
 
     assert (out["status"], out["reason"], out["events"]) == ("blocked", "not_permitted", ["CommandBlocked"])
     assert (out["command_id"], out["type"]) == (sent["command_id"], sent["type"])
@@ -268,7 +268,7 @@ def test_a_type_the_door_does_not_take_is_not_permitted_even_if_malformed(ledger
 ], ids=["rejected", "not_permitted"])
 def test_rejected_and_not_permitted_do_not_claim_their_command_id(ledger, store, first_door, first):
     a_shop(ledger)
-    [refused] = ledger.handle([raw({**first, "command_id": "c-77"})], first_door)
+    [refused] = ledger.handle([raw({**first, "command_id": "c-77"})], first_door).outcomes
     assert refused["reason"] in ("malformed", "not_permitted")
 
     [out] = agent(ledger, order("cust-1", [line("rice", 1)], command_id="c-77"))
@@ -295,7 +295,7 @@ def _valid() -> dict:
 ], ids=["not_json", "array", "number", "type_list", "type_object", "unknown_type", "int_command_id",
         "empty_command_id", "no_business"])
 def test_unreadable_input_is_rejected_with_what_could_be_read(ledger, store, line_in, readable):
-    [out] = ledger.handle([line_in], "agent")
+    [out] = ledger.handle([line_in], "agent").outcomes
 
     assert (out["command_id"], out["type"], out["business_id"]) == readable
     assert_rejected_malformed(out, appended(store, 0))
@@ -315,7 +315,7 @@ def test_one_bad_line_does_not_spoil_its_batch(ledger, store):
     a_shop(ledger)
 
     outs = ledger.handle([raw(order("cust-1", [line("rice", 1)])), b"{oops", raw(order("cust-1", UNKNOWN)),
-                          raw(order("cust-1", [line("rice", 2)]))], "agent")
+                          raw(order("cust-1", [line("rice", 2)]))], "agent").outcomes
 
     assert [o["status"] for o in outs] == ["accepted", "rejected", "blocked", "accepted"]
     assert available(store, "rice") == RICE_STOCK - 3
@@ -325,7 +325,7 @@ def test_integer_past_the_json_safe_range_is_malformed(ledger):
     from tests.builders import known, command, raw
     too_big = command("RegisterProduct", {"sku": known("s"), "name": known("S"),
                                           "unit_price": known(2**53), "stock": known(1)})
-    [out] = ledger.handle([raw(too_big)], "owner")
+    [out] = ledger.handle([raw(too_big)], "owner").outcomes
     assert (out["status"], out["reason"]) == ("rejected", "malformed")
 
 
@@ -333,7 +333,7 @@ def test_an_order_total_past_the_largest_amount_is_blocked_not_kept(ledger):
     from tests.builders import customer, line, order, product, raw
     top = 2**53 - 1
     ledger.handle([raw(product(f"s{i}", top, top)) for i in range(3)] + [raw(customer("c", top))], "owner")
-    [out] = ledger.handle([raw(order("c", [line(f"s{i}", top) for i in range(3)]))], "agent")
+    [out] = ledger.handle([raw(order("c", [line(f"s{i}", top) for i in range(3)]))], "agent").outcomes
     assert (out["reason"], out["details"]) == ("amount_too_large", {"field": "total", "limit": top})
 
 
@@ -348,7 +348,7 @@ def test_the_largest_total_reads_back_from_the_log_exactly(ledger, store):
 
 
 def test_a_rejection_keeps_at_most_one_kibibyte_of_the_raw_input(ledger, store):
-    [out] = ledger.handle([("\u20ac" * 2000).encode()], "agent")
+    [out] = ledger.handle([("\u20ac" * 2000).encode()], "agent").outcomes
     [(_, rejected)] = list(store.notifications())
     assert out["status"] == "rejected"
     assert 0 < len(rejected.raw.encode("utf-8")) <= 1024

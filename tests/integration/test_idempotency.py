@@ -48,7 +48,7 @@ def test_the_same_json_object_with_keys_in_another_order_is_a_duplicate(ledger, 
     [out1] = agent(ledger, sent)
     reordered = json.dumps(dict(reversed(list(sent.items()))), indent=1).encode()
 
-    [out2] = ledger.handle([reordered], "agent")
+    [out2] = ledger.handle([reordered], "agent").outcomes
 
     assert out2 == {**out1, "duplicate": True}
     assert available(store, "rice") == RICE_STOCK - 1
@@ -106,7 +106,7 @@ def test_the_same_id_with_other_content_in_one_batch_is_command_id_reused(ledger
 def test_a_rejected_line_sent_twice_is_rejected_and_recorded_twice(ledger, store):
     bad = raw({**order("cust-1", [line("rice", 1)], command_id="c-9"), "priority": "high"})
 
-    outs = ledger.handle([bad, bad], "agent")
+    outs = ledger.handle([bad, bad], "agent").outcomes
 
     assert [(o["status"], o["duplicate"]) for o in outs] == [("rejected", False)] * 2
     assert types(appended(store, 0)) == ["CommandRejected"] * 2
@@ -207,7 +207,7 @@ def test_a_write_failure_nobody_else_caused_is_raised_not_retried(ledger, store)
 
     with pytest.raises(IntegrityError):
         ledger.handle([raw(order("cust-1", [line("rice", 1)]))], "agent",
-                      extra=lambda outcomes: [marks.insert().values(key="taken")])
+                      extra=lambda outcomes: ([marks.insert().values(key="taken")], None))
 
     assert store.max_position() == before
     [out] = agent(ledger, order("cust-1", [line("rice", 2)]))  # the failed decision left no trace in the cache
@@ -223,8 +223,8 @@ def test_the_positions_a_writer_reports_are_where_its_events_are_stored(ledger, 
         business = "shop-1" if barrier.wait() == 0 else "shop-2"
         reported = []
         for _ in range(30):
-            agent(writer, *(order("cust-1", [line("rice", 1)], business) for _ in range(7)))
-            reported += writer.written
+            reported += writer.handle([raw(order("cust-1", [line("rice", 1)], business)) for _ in range(7)],
+                                      "agent").written
         return reported
 
     reported = sorted(pair for pairs in _race(db_url, place) for pair in pairs)

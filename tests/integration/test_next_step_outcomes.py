@@ -11,7 +11,7 @@ def test_rule_blocks_tell_the_real_figures(ledger):
                    raw(customer("cust-2", 10 ** 9))], "owner")
     [short, credit, unknown, conflicted] = ledger.handle([
         raw(order("cust-2", [line("rice", 5)])), raw(order("cust-1", [line("rice", 3)])),
-        raw(order("cust-1", None)), raw(order(conflict("cust-1", "cust-2"), [line("rice", 1)]))], "agent")
+        raw(order("cust-1", None)), raw(order(conflict("cust-1", "cust-2"), [line("rice", 1)]))], "agent").outcomes
 
     assert "3" in next_step(short).say and "5" in next_step(short).say
     told = next_step(credit)
@@ -22,8 +22,8 @@ def test_rule_blocks_tell_the_real_figures(ledger):
 
 def test_nothing_outstanding_tells_what_was_paid(ledger):
     ledger.handle([raw(product("free-sample", 0, 3)), raw(customer("cust-1", 100))], "owner")
-    [placed] = ledger.handle([raw(order("cust-1", [line("free-sample", 1)]))], "agent")
-    [paid] = ledger.handle([raw(payment_link(placed["order_id"]))], "agent")
+    [placed] = ledger.handle([raw(order("cust-1", [line("free-sample", 1)]))], "agent").outcomes
+    [paid] = ledger.handle([raw(payment_link(placed["order_id"]))], "agent").outcomes
     step = next_step(paid)
     assert (step.action, paid["reason"]) == ("tell", "nothing_outstanding")
     assert placed["order_id"] in step.say
@@ -31,7 +31,7 @@ def test_nothing_outstanding_tells_what_was_paid(ledger):
 
 def test_accepted_outcomes_proceed_with_what_to_say(ledger):
     ledger.handle([raw(product("rice", 45000, 3)), raw(customer("cust-1", 10 ** 6))], "owner")
-    [placed] = ledger.handle([raw(order("cust-1", [line("rice", 2)]))], "agent")
-    [link] = ledger.handle([raw(payment_link(placed["order_id"]))], "agent")
+    [placed] = ledger.handle([raw(order("cust-1", [line("rice", 2)]))], "agent").outcomes
+    [link] = ledger.handle([raw(payment_link(placed["order_id"]))], "agent").outcomes
     assert next_step(placed).action == "proceed" and minor_units(90000) in next_step(placed).say
     assert link["payment_link"]["url"] in next_step(link).say

@@ -42,7 +42,7 @@ def test_each_refused_command_is_rejected_alone_and_its_neighbours_are_decided(l
     refusing(store)
     ids = [f"poison-{i}" if i in poisoned else f"good-{i}" for i in range(8)]
 
-    outcomes = ledger.handle([raw(escalation(i)) for i in ids], "agent")
+    outcomes = ledger.handle([raw(escalation(i)) for i in ids], "agent").outcomes
 
     assert statuses(outcomes) == [(i, "rejected", "malformed") if i.startswith("poison") else (i, "accepted", None)
                                   for i in ids]
@@ -59,7 +59,7 @@ def test_a_refused_command_claims_nothing_and_a_later_good_one_still_decides(led
     refusing(store)
     ledger.handle([raw(escalation("poison-1"))], "agent")
 
-    [again] = ledger.handle([raw(escalation("good-1"))], "agent")
+    [again] = ledger.handle([raw(escalation("good-1"))], "agent").outcomes
 
     assert again["status"] == "accepted"
     with store.engine.connect() as conn:
@@ -73,7 +73,7 @@ def test_a_refused_order_leaves_stock_as_it_was_for_the_next_order(ledger, store
                                                "lines": known([{"sku": "rice", "quantity": 10}], "session")},
                                 command_id=cid)
 
-    outcomes = ledger.handle([raw(order("poison-1")), raw(order("good-1"))], "agent")
+    outcomes = ledger.handle([raw(order("poison-1")), raw(order("good-1"))], "agent").outcomes
 
     assert statuses(outcomes) == [("poison-1", "rejected", "malformed"), ("good-1", "accepted", None)]
     assert store.load("shop-1").products["rice"].available == 0

@@ -126,7 +126,7 @@ def test_an_owner_type_at_the_agent_door_is_refused(ledger, store):
 def test_a_rejected_command_is_refused_where_its_turn_was_readable(ledger, store):
     a_shop(ledger)
     readable = {**order("cust-1", [line("rice", 1)], **TURN), "facts": "not an object"}
-    outs = ledger.handle([raw(readable), b"not json at all"], "agent")
+    outs = ledger.handle([raw(readable), b"not json at all"], "agent").outcomes
 
     assert [o["status"] for o in outs] == ["rejected", "rejected"]
     assert [(r["turn_id"], r["intents"]) for r in audit(store, "intents")] == [("turn-9", ["refused"])]

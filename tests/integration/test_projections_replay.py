@@ -44,7 +44,7 @@ class World:
         self.escalations: list[str] = []
 
     def send(self, commands: list[dict], door: str) -> None:
-        for out in self.ledger.handle([raw(c) for c in commands], door):
+        for out in self.ledger.handle([raw(c) for c in commands], door).outcomes:
             self.orders += [out["order_id"]] if out.get("order_id") else []
             self.links += [out["payment_link"]["reference"]] if out.get("payment_link") else []
             self.escalations += [out["escalation_id"]] if out.get("escalation_id") else []

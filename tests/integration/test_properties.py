@@ -101,7 +101,7 @@ def test_no_sequence_of_commands_oversells_overextends_or_acts_on_unknown_facts(
         position = store.max_position()
 
         [out] = ledger.handle([raw(s.command(business, command_id, orders))],
-                              "agent" if s.type in AGENT_TYPES else "owner")
+                              "agent" if s.type in AGENT_TYPES else "owner").outcomes
 
         after = store.load(business)
         new = [e for e in appended(store, position) if e.business_id == business]

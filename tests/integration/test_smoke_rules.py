@@ -6,7 +6,7 @@ def test_vague_order_is_not_guessed(ledger, store):
     ledger.handle([raw(product("rice", 45000, 10)), raw(customer("cust-1", 10**6))], "owner")
     before = store.max_position()
 
-    [out] = ledger.handle([raw(order("cust-1", UNKNOWN))], "agent")
+    [out] = ledger.handle([raw(order("cust-1", UNKNOWN))], "agent").outcomes
 
     assert (out["status"], out["reason"], out["fields"]) == ("blocked", "unknown_facts", ["lines"])
     assert [e.type for _, e in store.notifications(before + 1)] == ["CommandBlocked"]
@@ -16,5 +16,5 @@ def test_vague_order_is_not_guessed(ledger, store):
 
 def test_order_is_priced_from_the_catalog(ledger):
     ledger.handle([raw(product("rice", 45000, 10)), raw(customer("cust-1", 10**6))], "owner")
-    [out] = ledger.handle([raw(order("cust-1", [line("rice", 2)]))], "agent")
+    [out] = ledger.handle([raw(order("cust-1", [line("rice", 2)]))], "agent").outcomes
     assert (out["status"], out["total"], out["events"]) == ("accepted", 90000, ["OrderPlaced"])

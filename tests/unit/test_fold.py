@@ -3,6 +3,7 @@ stock, exposure, what an order still owes, its live link, and the orders an owne
 from __future__ import annotations
 
 from ledger import events as ev
+from ledger.states import keep_recent
 from tests.builders import command, line, order
 from tests.decided import (ESCALATION_ID, a_customer, a_link, a_payment, a_product, an_order, blocked, escalated,
                            fold)
@@ -87,5 +88,5 @@ def test_an_escalation_in_a_turn_marks_the_turn_escalated():
 
 def test_keeping_recent_orders_forgets_the_oldest_first():
     state = fold(*SHOP, *(an_order(f"ord-{n}", "cust-1", "rice", 1, RICE) for n in range(3)))
-    state.keep_recent(2)
+    keep_recent(state, 2)  # the writer's cache (ledger/states.py), on a folded state
     assert list(state.orders) == ["ord-1", "ord-2"]

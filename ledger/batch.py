@@ -1,0 +1,101 @@
+"""A batch of inputs decided in order, in memory, on a draft's states: the events each
+appends, its outcome, and the idempotency claims to write with them.
+
+Every door's input goes through here: a command (parsed, not permitted at its door, or
+unreadable) and a provider webhook (a payment, or a body refused as it was read). An input
+with an id already claimed is a duplicate (the same content: the first outcome again) or a
+reuse of the id (another content: decided as such, claiming nothing).
+"""
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from sqlalchemy.sql import Executable
+
+from commands.parsing import NotPermitted, Parsed, Rejection, claimed
+from ledger import codec, events as ev
+from ledger.decide import Blocked, Stamp, block, decide, refuse, reject
+from ledger.outcome import Outcome, outcome
+from ledger.state import BusinessState
+from ledger.states import Draft, Item
+from ledger.store import Claim
+from ledger.webhook import Payment, Refusal, decide_payment, refusal_events
+
+ClaimKey = tuple[str, str, str]  # scope, business, key
+Links = Callable[[list[ev.Event]], list[ev.Event]]  # the provider's url on each new link
+
+
+@dataclass
+class Decided:
+    """What one attempt at a batch would write, and the answers it gives."""
+    outcomes: list[Outcome] = field(default_factory=list)
+    appended: list[tuple[int, ev.Event]] = field(default_factory=list)  # (stream version, event)
+    claims: list[Claim] = field(default_factory=list)
+    statements: Sequence[Executable] = ()
+
+
+def claim_key(item: Item) -> ClaimKey | None:
+    """A command id is unique within its business (CONTRACT 2); a provider's event ids are
+    the one provider account's, so their claims have business ""."""
+    if isinstance(item, Parsed):
+        return "command", item.command.business_id or "", item.command.command_id
+    if isinstance(item, Payment):
+        return "provider", "", item.provider_event_id
+    return None
+
+
+def _content_hash(item: Parsed | Payment) -> str:
+    return hashlib.sha256(item.content if isinstance(item, Parsed) else item.body).hexdigest()
+
+
+class Batch:
+    def __init__(self, draft: Draft, states: Mapping[str, BusinessState], seen: dict[ClaimKey, Claim],
+                 stamp: Callable[[], Stamp], links: Links | None):
+        """`states`: the draft's, holding every order the items name; `seen`: the claims
+        already made on their ids."""
+        self.draft, self.states, self.seen = draft, states, seen
+        self.stamp, self.links = stamp, links
+        self.decided = Decided()
+
+    def decide(self, items: Sequence[Item]) -> Decided:
+        for item in items:
+            self._one(item)
+        return self.decided
+
+    def _one(self, item: Item) -> None:
+        key = claim_key(item)
+        first = self.seen.get(key) if key is not None else None
+        content_hash = _content_hash(item) if key is not None else ""
+        if first is not None and first.content_hash == content_hash:
+            self.decided.outcomes.append({**codec.loads(first.outcome), "duplicate": True})
+            return
+        events = self._events(item, self.stamp(), reused=first is not None)
+        self.decided.appended.extend(self.draft.fold(events))
+        out = outcome(item, events)
+        self.decided.outcomes.append(out)
+        if key is not None and first is None:
+            claim = Claim(*key, content_hash, codec.dumps(out))
+            self.seen[key] = claim
+            self.decided.claims.append(claim)
+
+    def _events(self, item: Item, stamp: Stamp, reused: bool) -> list[ev.Event]:
+        if isinstance(item, Rejection):
+            return reject(item, stamp)
+        if isinstance(item, NotPermitted):
+            return _with_claim(item, refuse(item, stamp))
+        if isinstance(item, Refusal):
+            return refusal_events(item, stamp)
+        if isinstance(item, Payment):
+            return decide_payment(self.states[item.business_id], item, stamp, reused)
+        command = item.command
+        if reused:
+            return _with_claim(item, block(command, stamp, Blocked("command_id_reused")))
+        events = decide(self.states[command.business_id or ""], command, stamp)
+        return _with_claim(item, self.links(events) if self.links else events)
+
+
+def _with_claim(item: Parsed | NotPermitted, events: list[ev.Event]) -> list[ev.Event]:
+    """The command as claimed goes on its first event: in the log, in the events' own transaction."""
+    return [ev.with_claim(events[0], claimed(item)), *events[1:]]
