@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -29,7 +28,6 @@ token_random_bytes = 32  # 256 bits
 # Longer headers are refused before hashing: nothing an attacker sends is hashed at length.
 token_chars_max = 128
 _PRINTABLE = bytes(range(0x21, 0x7F))  # what a token's characters may be: no space, no control
-id_chars_max = 128
 
 metadata = MetaData()
 agents = Table(
@@ -62,12 +60,6 @@ class Agent:
 
     def may_send(self, command_type: str) -> bool:
         return not self.commands or command_type in self.commands
-
-
-def valid_id(value: str) -> bool:
-    """CONTRACT 11: 1..128 characters, no control characters, not only white space."""
-    return (0 < len(value) <= id_chars_max and value.strip() != ""
-            and not any(unicodedata.category(ch) == "Cc" for ch in value))
 
 
 def new_token() -> str:

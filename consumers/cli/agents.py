@@ -31,11 +31,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _ids(args: argparse.Namespace) -> None:
-    from ledger.agents import valid_id
+    from commands.limits import id_chars_max
+    from commands.models import is_id
 
     for option, value in (("--business", args.business), ("--agent", args.agent)):
-        if not valid_id(value):
-            raise UsageError(f"{option}: 1..128 characters, no control characters, not only white space")
+        if not is_id(value):
+            raise UsageError(f"{option}: 1..{id_chars_max} characters, no control characters, not only white space")
 
 
 def _add(args: argparse.Namespace) -> int:

@@ -12,6 +12,7 @@ from typing import Any
 import mcp_types as types
 
 from commands import tools as definitions
+from commands.limits import id_chars_max
 from consumers.agent.next_step import minor_units, next_step
 from ledger.state import BusinessState
 from projections.orders import status as order_status
@@ -35,7 +36,7 @@ _LOOKUPS = [
         description="An order of this shop as it stands: total, paid, outstanding (minor units) and status "
                     "(open, partially_paid, paid).",
         input_schema={"type": "object", "additionalProperties": False, "required": ["order_id"],
-                      "properties": {"order_id": {"type": "string", "minLength": 1, "maxLength": 128,
+                      "properties": {"order_id": {"type": "string", "minLength": 1, "maxLength": id_chars_max,
                                                   "description": "The order's id as place_order returned it."}}}),
 ]
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote
 
+from commands.limits import text_chars_max
 from consumers.money import money
 from consumers.http.web.actions import ACTIONS
 from consumers.http.web.held import Held
@@ -86,7 +87,7 @@ def _forms(item: Item, csrf: str, form_nonce: str, currency: str | None) -> str:
                                 f'value="{e(new_limit)}" aria-label="new credit limit"></label>')]
     if status == "open":
         parts.append(form("acknowledge"))
-    parts.append(form("close", '<label>note<input class="note" name="note" maxlength="4096" '
+    parts.append(form("close", f'<label>note<input class="note" name="note" maxlength="{text_chars_max}" '
                                'placeholder="what was done" aria-label="note"></label>'))
     if item.held is None:
         parts.append(form("dismiss"))
