@@ -20,7 +20,7 @@ from sqlalchemy import BigInteger, Column, Integer, MetaData, String, Table, Tex
 from sqlalchemy.exc import IntegrityError as SQLAlchemyIntegrityError
 
 from commands.models import DOORS
-from ledger import events as ev
+from ledger import events as ev, sql
 from ledger.store import IntegrityError, Store
 
 token_prefix = "lat_"  # so a leaked token is recognisable (secret scanners, logs)
@@ -83,7 +83,8 @@ def read_token(header: Any) -> str | None:
 
 
 def create_tables(store: Store) -> None:
-    metadata.create_all(store.engine)
+    with sql.schema_lock(store.engine):
+        metadata.create_all(store.engine)
 
 
 def register(ledger: Any, business_id: str, agent_id: str, commands: Sequence[str] = ()) -> str:

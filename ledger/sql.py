@@ -218,6 +218,24 @@ def notify(conn: Connection, channel: str) -> None:
 
 # --- schema changes and consistent reads ------------------------------------------
 
+_SCHEMA_KEY = lease_key("ledger schema")
+
+
+@contextmanager
+def schema_lock(engine: Engine) -> Iterator[None]:
+    """Creating tables, one process at a time. PostgreSQL's CREATE TABLE IF NOT EXISTS is not
+    safe against a concurrent twin (both pass the check; one trips on the catalogue's unique
+    index), so every creator takes one advisory lock, held by a transaction of its own until
+    the block ends: the next creator waits, then finds the tables there (each creation in the
+    block commits on its own connection before the lock is let go). SQLite: one writer at a
+    time already."""
+    if not _postgres(engine):
+        yield
+        return
+    with engine.begin() as conn:
+        conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({_SCHEMA_KEY})")
+        yield
+
 def lock_for_change(conn: Connection, table: str, mode: str = "EXCLUSIVE") -> None:
     """Take the write lock for a one-time change at the start of `conn`'s transaction: a second
     process doing the same waits, then finds the work done. PostgreSQL locks `table` in

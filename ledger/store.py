@@ -38,11 +38,12 @@ class Store:
         self.events = self.recorder.events_record_cls.__table__
 
     def create_tables(self, *extra: MetaData) -> None:
-        self.recorder.create_table()
-        chain.chain_legacy(self.engine, self.events.name)  # a log written before the chain
-        claims_by_business(self.engine, claims.claims)  # a ledger written before claims were per business
-        for md in (claims.metadata, kept_orders.metadata, unsigned_webhooks.metadata, *extra):
-            md.create_all(self.engine)
+        with sql.schema_lock(self.engine):
+            self.recorder.create_table()
+            chain.chain_legacy(self.engine, self.events.name)  # a log written before the chain
+            claims_by_business(self.engine, claims.claims)  # a ledger written before claims were per business
+            for md in (claims.metadata, kept_orders.metadata, unsigned_webhooks.metadata, *extra):
+                md.create_all(self.engine)
 
     def close(self) -> None:
         self.engine.dispose()

@@ -17,7 +17,7 @@ from itertools import chain, islice
 
 from sqlalchemy import Column, Table, Text, select
 from sqlalchemy.engine import Connection, Engine
-from sqlalchemy.exc import DBAPIError, IntegrityError, SQLAlchemyError
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.schema import CreateTable
 
 from ledger import bulk, events as ev, sql
@@ -74,9 +74,7 @@ class Projector:
         self._catching_up = threading.Lock()  # callers on several threads share the kept rows
         # A replay reads the log while its own transaction writes: on SQLite only WAL lets the two overlap.
         store.datastore.init_sqlite_wal_mode()
-        try:
-            metadata.create_all(self.engine)
-        except DBAPIError:  # another process created them between the check and the CREATE
+        with sql.schema_lock(self.engine):
             metadata.create_all(self.engine)
         try:
             with self.engine.begin() as conn:
