@@ -50,8 +50,8 @@ def claimed(engine: Engine, scope: str, business_id: str | None, keys: Iterable[
     keys = list(dict.fromkeys(keys))
     found: dict[str, Claim] = {}
     with engine.connect() as conn:
-        for i in range(0, len(keys), sql.keys_per_query_max):
-            chunk = sql.padded(keys[i:i + sql.keys_per_query_max], sql.keys_per_query_max)
+        for some in sql.chunks(keys):
+            chunk = sql.padded(some, sql.keys_per_query_max)
             rows = sql.query(conn, f"SELECT {', '.join(_COLUMNS)} FROM ledger_claims WHERE scope = ?"
                              f" AND business_id = ? AND key IN ({', '.join('?' * len(chunk))})",
                              (scope, business_id or "", *chunk))

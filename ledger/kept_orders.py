@@ -73,10 +73,9 @@ def orders_for(engine: Engine, business_id: str | None, order_ids: Iterable[str]
     ids = list(dict.fromkeys(order_ids))
     found: dict[str, Order] = {}
     with engine.connect() as conn:
-        for i in range(0, len(ids), sql.keys_per_query_max):
+        for chunk in sql.chunks(ids):
             rows = conn.execute(select(orders).where(
-                orders.c.business_id == (business_id or ""),
-                orders.c.order_id.in_(ids[i:i + sql.keys_per_query_max])))
+                orders.c.business_id == (business_id or ""), orders.c.order_id.in_(chunk)))
             for r in rows:
                 live = None if r.link_reference is None else Link(r.link_reference, r.link_url, r.link_amount)
                 found[r.order_id] = Order(r.customer_id, r.total, r.paid, live)

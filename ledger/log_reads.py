@@ -70,8 +70,7 @@ def events_at(engine: Engine, t: Table, positions: Iterable[int]) -> dict[int, e
     wanted = sorted(set(positions))
     found: dict[int, ev.Event] = {}
     with engine.connect() as conn:
-        for i in range(0, len(wanted), sql.keys_per_query_max):
-            page = conn.execute(select(t.c.id, t.c.topic, t.c.state).where(
-                t.c.id.in_(wanted[i:i + sql.keys_per_query_max]))).all()
+        for chunk in sql.chunks(wanted):
+            page = conn.execute(select(t.c.id, t.c.topic, t.c.state).where(t.c.id.in_(chunk))).all()
             found.update(codec.decode_page([(r[0], r[1], bytes(r[2])) for r in page]))
     return found

@@ -77,6 +77,13 @@ class Backoff:
         (stop or threading.Event()).wait(self.next_s())
 
 
+def _retry_or_raise(exc: Exception, should_retry: Callable[[BaseException], bool], what: str) -> None:
+    """The one choice both retry loops make on a failure: raise it, or say it and go on."""
+    if not should_retry(exc):
+        raise exc
+    log.warning("%s failed (%s); retrying", what, first_line(exc))
+
+
 def retrying(fn: Callable[[], T], stop: threading.Event, what: str,
              should_retry: Callable[[BaseException], bool] = transient) -> T | None:
     """fn() until it succeeds (its result) or `stop` is set (None). It is tried once even if
@@ -87,9 +94,7 @@ def retrying(fn: Callable[[], T], stop: threading.Event, what: str,
         try:
             return fn()
         except Exception as exc:
-            if not should_retry(exc):
-                raise
-            log.warning("%s failed (%s); retrying", what, first_line(exc))
+            _retry_or_raise(exc, should_retry, what)
             backoff.wait(stop)
             if stop.is_set():
                 return None
@@ -105,9 +110,7 @@ async def retrying_async(fn: Callable[[], Awaitable[T]], stop: asyncio.Event, wh
         try:
             return await fn()
         except Exception as exc:
-            if not should_retry(exc):
-                raise
-            log.warning("%s failed (%s); retrying", what, first_line(exc))
+            _retry_or_raise(exc, should_retry, what)
             await backoff.sleep(stop)
             if stop.is_set():
                 return None

@@ -116,6 +116,12 @@ def executemany(conn: Connection, sql: str, rows: Sequence[tuple]) -> None:
         conn.exec_driver_sql(driver_sql(conn, sql), rows)
 
 
+def chunks(keys: Sequence[Any]) -> Iterator[Sequence[Any]]:
+    """The keys in runs of keys_per_query_max, one IN list each."""
+    for i in range(0, len(keys), keys_per_query_max):
+        yield keys[i:i + keys_per_query_max]
+
+
 def padded(keys: Sequence[Any], keys_max: int) -> list[Any]:
     """The keys, the last repeated up to the next statement size (a key named twice still
     matches its row once). SQLite's driver keeps the last 128 statements it prepared, by their
