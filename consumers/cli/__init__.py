@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from consumers.cli import (audit, demo, dev, docs, doors, export, fuzz, kafka, logs, lookups, notify, payments, tools,
                            verify, web)
 from consumers.cli import agents, mcp  # CONTRACT 13: agents' identity, the MCP door
-from consumers.cli.common import NoLedger, UsageError
+from consumers.cli.common import Failed, UsageError
 from consumers.cli.extras import MissingExtra, missing_extra
 from ledger.payments import PaymentConfigError
 
@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except BrokenPipeError:
         return _pipe_closed()
-    except NoLedger as exc:
+    except Failed as exc:
         print(f"ledger: {exc}", file=sys.stderr)
         return 1
     except Exception as exc:

@@ -6,9 +6,8 @@ shown here once, and must never travel on a topic or rest in the log (ledger/age
 from __future__ import annotations
 
 import argparse
-import sys
 
-from consumers.cli.common import UsageError, add_db, emit, open_ledger, open_store
+from consumers.cli.common import Failed, UsageError, add_db, emit, open_ledger, open_store
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -50,8 +49,7 @@ def _add(args: argparse.Namespace) -> int:
     try:
         token = register_agent(open_ledger(args), args.business, args.agent, commands)
     except AgentError as exc:
-        print(f"ledger: {exc}", file=sys.stderr)
-        return 1
+        raise Failed(str(exc)) from exc
     emit({"business_id": args.business, "agent_id": args.agent, "token": token})
     return 0
 
@@ -63,8 +61,7 @@ def _revoke(args: argparse.Namespace) -> int:
     try:
         emit(revoke(open_ledger(args), args.business, args.agent))
     except AgentError as exc:
-        print(f"ledger: {exc}", file=sys.stderr)
-        return 1
+        raise Failed(str(exc)) from exc
     return 0
 
 

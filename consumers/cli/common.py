@@ -37,8 +37,12 @@ def listen_address(value: str) -> str:
     return value
 
 
-class NoLedger(Exception):
-    """Exit status 1: a read command was pointed at a place that holds no ledger."""
+class Failed(Exception):
+    """Exit status 1: the command ran and could not do its work; the message says why."""
+
+
+class NoLedger(Failed):
+    """A read command was pointed at a place that holds no ledger."""
 
 
 def add_db(parser: argparse.ArgumentParser) -> None:

@@ -8,7 +8,7 @@ import logging
 import sys
 from urllib.parse import urlsplit
 
-from consumers.cli.common import UsageError, add_db, emit, open_store
+from consumers.cli.common import Failed, UsageError, add_db, emit, open_store
 from consumers.cli.extras import require
 from consumers.http.site import stop_on_signals
 
@@ -61,6 +61,5 @@ def notify(args: argparse.Namespace) -> int:
     try:
         asyncio.run(main())
     except Undelivered as exc:
-        print(f"ledger: {exc}", file=sys.stderr)
-        return 1
+        raise Failed(str(exc)) from exc
     return 0
