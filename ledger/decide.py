@@ -7,6 +7,7 @@ contract's order, and the first that fails is the answer.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Container
 from dataclasses import dataclass
 from typing import Any
 
@@ -174,9 +175,14 @@ def _complete_turn(state: BusinessState, c: m.CompleteTurn, stamp: Stamp, ctx: d
 
 def _register_product(state: BusinessState, c: m.RegisterProduct, stamp: Stamp, ctx: dict) -> list[ev.Event]:
     f = c.facts.known_values()
-    if f["sku"] in state.products:
-        raise Blocked("already_exists", details={"sku": f["sku"]})
+    _new(state.products, "sku", f["sku"])
     return [ev.ProductRegistered(**ctx, sku=f["sku"], name=f["name"], unit_price=f["unit_price"], stock=f["stock"])]
+
+
+def _new(existing: Container[str], key: str, value: str) -> None:
+    """A product or customer is registered once: a second registration is blocked."""
+    if value in existing:
+        raise Blocked("already_exists", details={key: value})
 
 
 def _existing_product(state: BusinessState, sku: str) -> None:
@@ -199,8 +205,7 @@ def _set_price(state: BusinessState, c: m.SetPrice, stamp: Stamp, ctx: dict) -> 
 
 def _register_customer(state: BusinessState, c: m.RegisterCustomer, stamp: Stamp, ctx: dict) -> list[ev.Event]:
     f = c.facts.known_values()
-    if f["customer_id"] in state.customers:
-        raise Blocked("already_exists", details={"customer_id": f["customer_id"]})
+    _new(state.customers, "customer_id", f["customer_id"])
     return [ev.CustomerRegistered(**ctx, customer_id=f["customer_id"], name=f["name"], credit_limit=f["credit_limit"])]
 
 
