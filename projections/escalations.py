@@ -38,20 +38,22 @@ def _raised(view: View, position: int, e: ev.EscalationRaised) -> None:
                                     e.cause, e.reason, "open", e.recorded_at, None])  # in column order
 
 
-def _acknowledged(view: View, position: int, e: ev.EscalationAcknowledged) -> None:
+def _change(view: View, e: ev.EscalationAcknowledged | ev.EscalationClosed, changes: dict[int, str]) -> None:
+    """The escalation's row with these columns changed; an escalation without a row stays without."""
     key = (e.business_id, e.escalation_id)
     row = view.get(escalations, key)
     if row is not None:
-        row[_STATUS] = "acknowledged"
+        for column, value in changes.items():
+            row[column] = value
         view.put(escalations, key, row)
+
+
+def _acknowledged(view: View, position: int, e: ev.EscalationAcknowledged) -> None:
+    _change(view, e, {_STATUS: "acknowledged"})
 
 
 def _closed(view: View, position: int, e: ev.EscalationClosed) -> None:
-    key = (e.business_id, e.escalation_id)
-    row = view.get(escalations, key)
-    if row is not None:
-        row[_STATUS], row[_CLOSED_AT] = e.resolution, e.recorded_at
-        view.put(escalations, key, row)
+    _change(view, e, {_STATUS: e.resolution, _CLOSED_AT: e.recorded_at})
 
 
 HANDLERS = {ev.EscalationRaised: _raised, ev.EscalationAcknowledged: _acknowledged, ev.EscalationClosed: _closed}
