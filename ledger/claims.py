@@ -47,7 +47,6 @@ def insert(conn: Connection, new_claims: Sequence[Claim]) -> None:
 def claimed(engine: Engine, scope: str, business_id: str | None, keys: Iterable[str]) -> dict[str, Claim]:
     """The claims this business already made on these keys, by key. Plain SQL to the driver:
     compiling a SQLAlchemy expression would cost more than the lookup on a one-command batch."""
-    keys = list(dict.fromkeys(keys))
     found: dict[str, Claim] = {}
     with engine.connect() as conn:
         for some in sql.chunks(keys):

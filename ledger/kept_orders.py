@@ -70,10 +70,9 @@ def keep(conn: Connection, kept: Sequence[KeptOrder], on_conflict: str = _ORDER_
 
 def orders_for(engine: Engine, business_id: str | None, order_ids: Iterable[str]) -> dict[str, Order]:
     """Orders the writer no longer keeps in memory, as the last write left them."""
-    ids = list(dict.fromkeys(order_ids))
     found: dict[str, Order] = {}
     with engine.connect() as conn:
-        for chunk in sql.chunks(ids):
+        for chunk in sql.chunks(order_ids):
             rows = conn.execute(select(orders).where(
                 orders.c.business_id == (business_id or ""), orders.c.order_id.in_(chunk)))
             for r in rows:

@@ -67,10 +67,9 @@ def notifications(engine: Engine, t: Table, start: int = 1, stop: int | None = N
 
 def events_at(engine: Engine, t: Table, positions: Iterable[int]) -> dict[int, ev.Event]:
     """The events at these positions (those that exist), by position."""
-    wanted = sorted(set(positions))
     found: dict[int, ev.Event] = {}
     with engine.connect() as conn:
-        for chunk in sql.chunks(wanted):
+        for chunk in sql.chunks(sorted(positions)):
             page = conn.execute(select(t.c.id, t.c.topic, t.c.state).where(t.c.id.in_(chunk))).all()
             found.update(codec.decode_page([(r[0], r[1], bytes(r[2])) for r in page]))
     return found

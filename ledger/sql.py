@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -116,10 +116,11 @@ def executemany(conn: Connection, sql: str, rows: Sequence[tuple]) -> None:
         conn.exec_driver_sql(driver_sql(conn, sql), rows)
 
 
-def chunks(keys: Sequence[Any]) -> Iterator[Sequence[Any]]:
-    """The keys in runs of keys_per_query_max, one IN list each."""
-    for i in range(0, len(keys), keys_per_query_max):
-        yield keys[i:i + keys_per_query_max]
+def chunks(keys: Iterable[Any]) -> Iterator[list[Any]]:
+    """The keys, each once in the order first named, in runs of keys_per_query_max: one IN list each."""
+    distinct = list(dict.fromkeys(keys))
+    for i in range(0, len(distinct), keys_per_query_max):
+        yield distinct[i:i + keys_per_query_max]
 
 
 def padded(keys: Sequence[Any], keys_max: int) -> list[Any]:
