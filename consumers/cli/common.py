@@ -37,6 +37,11 @@ def listen_address(value: str) -> str:
     return value
 
 
+def add_listen(parser: argparse.ArgumentParser, default: str) -> None:
+    """`--listen HOST:PORT` for a subcommand that serves."""
+    parser.add_argument("--listen", default=default, type=listen_address, metavar="HOST:PORT", help=f"default {default}")
+
+
 class Failed(Exception):
     """Exit status 1: the command ran and could not do its work; the message says why."""
 

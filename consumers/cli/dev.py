@@ -7,7 +7,7 @@ import signal
 import sys
 import time
 
-from consumers.cli.common import UsageError, listen_address
+from consumers.cli.common import UsageError, add_listen
 from consumers.cli.extras import require
 from consumers.http.site import parse_listen
 
@@ -20,7 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         dest="dev_command", required=True)
     b = dev.add_parser("broker", help=f"run a Kafka-protocol broker in memory (Tansu) on {default_listen} "
                                       "until SIGINT or SIGTERM; its topics go with it")
-    b.add_argument("--listen", default=default_listen, type=listen_address, metavar="HOST:PORT", help=f"default {default_listen}")
+    add_listen(b, default_listen)
     b.set_defaults(run=broker)
 
 

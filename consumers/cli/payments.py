@@ -11,7 +11,7 @@ import asyncio
 import sys
 from typing import TYPE_CHECKING
 
-from consumers.cli.common import UsageError, add_db, emit, listen_address, open_store
+from consumers.cli.common import UsageError, add_db, add_listen, emit, open_store
 from consumers.cli.extras import require
 from consumers.http.site import webhook_path
 from ledger.payments import PaymentConfigError, SandboxProvider, provider_from_env, secret_env
@@ -36,8 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.set_defaults(run=simulate)
 
     w = sub.add_parser("webhook", help=f"serve POST {webhook_path} alone, until SIGINT or SIGTERM")
-    w.add_argument("--listen", default=default_listen, type=listen_address, metavar="HOST:PORT",
-                   help=f"default {default_listen}")
+    add_listen(w, default_listen)
     w.add_argument("--sandbox", action="store_true",
                    help=f"without {secret_env}: verify with the sandbox's public secret (for trials: anyone can "
                         "sign a payment with it)")

@@ -6,7 +6,7 @@ import asyncio
 import os
 import sys
 
-from consumers.cli.common import UsageError, add_db, listen_address, open_ledger
+from consumers.cli.common import UsageError, add_db, add_listen, open_ledger
 from consumers.cli.extras import require
 from consumers.http.web.auth import Auth, TokenConfigError, one_time, parse_tokens, token_env
 from consumers.http.site import is_loopback, parse_listen
@@ -17,7 +17,7 @@ default_listen = "127.0.0.1:8080"
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("web", help=f"the escalation queue and audit views in a browser (default {default_listen}); "
                                    f"owner tokens from {token_env}=business_id:token[:name],...")
-    p.add_argument("--listen", default=default_listen, type=listen_address, metavar="HOST:PORT", help=f"default {default_listen}")
+    add_listen(p, default_listen)
     p.add_argument("--business", help=f"on loopback without {token_env}: make a one-time token for this business "
                                       "and print its sign-in link")
     add_db(p)
