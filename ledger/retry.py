@@ -42,6 +42,12 @@ def transient(exc: BaseException) -> bool:
                             es.InterfaceError, ConnectionError, TimeoutError, *drivers))
 
 
+def any_failure(exc: BaseException) -> bool:
+    """For the loops that try every failure again: a broker's errors are its own classes, and
+    by then a command the database refuses has been answered on its own (Ledger.handle)."""
+    return True
+
+
 def first_line(exc: BaseException) -> str:
     """A failure in one line, no stack trace (SQLAlchemy's messages run to several)."""
     text = str(exc).strip()

@@ -7,6 +7,7 @@ import logging
 import os
 import signal
 import sys
+from typing import TYPE_CHECKING
 
 from consumers.cli.common import UsageError, add_db, emit, open_input, open_ledger
 from consumers.cli.extras import require
@@ -14,6 +15,10 @@ from consumers.http.site import parse_listen
 from consumers.kafka.topics import (Topics, TopicsError, bootstrap_servers, default_group, default_timeout_s, ensure_topics,
                               fetch_wait_ms_default, partitions_default)
 from ledger.retry import retrying_async
+
+if TYPE_CHECKING:
+    from consumers.kafka.consumer import Server
+    from ledger.service import Ledger
 
 log = logging.getLogger("ledger.kafka")
 stop_grace_s = 30.0  # after SIGTERM, the batch in hand has this long to finish
@@ -87,8 +92,32 @@ def serve(args: argparse.Namespace) -> int:
 
 
 async def _serve(args: argparse.Namespace) -> int:
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
+    stop = _stop_on_signals()
+    # Loaded once a stop can be heard, and only by the subcommand that uses them.
+    from consumers.kafka.consumer import ServeConfig, Server
+
+    bootstrap, topics = bootstrap_servers(args.bootstrap_servers), _topics(args)
+    ledger = await retrying_async(lambda: asyncio.to_thread(open_ledger, args), stop, "opening the database")
+    if ledger is None:
+        return _stopped("stopped before the database could be opened")
+    if not await _topics_ready(args, bootstrap, topics, stop):
+        return _stopped(f"stopped before the topics on {bootstrap} could be checked")
+    server = Server(ledger, ServeConfig(bootstrap=bootstrap, group=args.group, topics=topics,
+                                        session_timeout_ms=args.session_timeout_ms, fetch_wait_ms=args.fetch_wait_ms,
+                                        open_agent_door=args.open_agent_door))
+    runners: list = []
+    try:
+        await _start_http(args, ledger, server, runners)
+        await server.run(stop)
+    finally:
+        for runner in runners:
+            await runner.cleanup()
+    return _stopped(server.unfinished) if server.unfinished else 0
+
+
+def _stop_on_signals() -> asyncio.Event:
+    """Set on SIGTERM or SIGINT; the batch in hand then has stop_grace_s to finish."""
+    stop, loop = asyncio.Event(), asyncio.get_running_loop()
 
     def on_signal(name: str) -> None:
         if stop.is_set():
@@ -99,14 +128,12 @@ async def _serve(args: argparse.Namespace) -> int:
 
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, on_signal, sig.name)
-    # Loaded once a stop can be heard, and only by the subcommand that uses them.
-    from consumers.kafka.consumer import ServeConfig, Server
+    return stop
 
-    bootstrap, topics = bootstrap_servers(args.bootstrap_servers), _topics(args)
-    ledger = await retrying_async(lambda: asyncio.to_thread(open_ledger, args), stop, "opening the database")
-    if ledger is None:
-        return _stopped("stopped before the database could be opened")
-    # The broker's errors are its own classes: any failure here but the topics' is the broker's way, tried again.
+
+async def _topics_ready(args: argparse.Namespace, bootstrap: str, topics: Topics, stop: asyncio.Event) -> bool:
+    """The topics exist (made with --create-topics); False if the stop came first. The broker's
+    errors are its own classes: any failure but the topics' is the broker's way, tried again."""
     try:
         partitions = await retrying_async(
             lambda: ensure_topics(bootstrap, topics.names(), args.create_topics, args.partitions,
@@ -114,27 +141,21 @@ async def _serve(args: argparse.Namespace) -> int:
             stop, "checking topics", should_retry=lambda exc: not isinstance(exc, TopicsError))
     except TopicsError as exc:
         raise UsageError(str(exc)) from exc
-    if partitions is None:
-        return _stopped(f"stopped before the topics on {bootstrap} could be checked")
-    server = Server(ledger, ServeConfig(bootstrap=bootstrap, group=args.group, topics=topics,
-                                        session_timeout_ms=args.session_timeout_ms, fetch_wait_ms=args.fetch_wait_ms,
-                                        open_agent_door=args.open_agent_door))
-    runners = []
-    try:
-        if args.webhook:
-            from consumers.http import webhook
-            runners.append(await webhook.start(ledger, args.webhook))
-            log.info("payment webhook on http://%s:%s%s", *runners[-1].addresses[0][:2], webhook.webhook_path)
-        if args.metrics:
-            from consumers.kafka.serve_consumer import ServeConsumer
-            from consumers.http import ops as ops_http
-            runners.append(await ops_http.start(ledger.store, args.metrics, ServeConsumer(server)))
-            log.info("health and metrics on http://%s:%s/healthz and /metrics", *runners[-1].addresses[0][:2])
-        await server.run(stop)
-    finally:
-        for runner in runners:
-            await runner.cleanup()
-    return _stopped(server.unfinished) if server.unfinished else 0
+    return partitions is not None
+
+
+async def _start_http(args: argparse.Namespace, ledger: Ledger, server: Server, runners: list) -> None:
+    """The payment webhook and the health and metrics endpoints, if asked for, onto `runners`
+    (their modules loaded only then: they need the web extra)."""
+    if args.webhook:
+        from consumers.http import webhook
+        runners.append(await webhook.start(ledger, args.webhook))
+        log.info("payment webhook on http://%s:%s%s", *runners[-1].addresses[0][:2], webhook.webhook_path)
+    if args.metrics:
+        from consumers.kafka.serve_consumer import ServeConsumer
+        from consumers.http import ops as ops_http
+        runners.append(await ops_http.start(ledger.store, args.metrics, ServeConsumer(server)))
+        log.info("health and metrics on http://%s:%s/healthz and /metrics", *runners[-1].addresses[0][:2])
 
 
 def _stopped(why: str) -> int:

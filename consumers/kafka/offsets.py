@@ -17,13 +17,16 @@ never applied twice, not even by a zombie.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+import logging
+from collections.abc import Iterable, Mapping
 
-from aiokafka import TopicPartition
+from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.structs import ConsumerRecord
 from sqlalchemy import BigInteger, Column, Integer, MetaData, String, Table, and_, or_, select, text
 from sqlalchemy.engine import Engine
 from sqlalchemy.sql import Executable
+
+log = logging.getLogger("ledger.kafka")
 
 metadata = MetaData()
 offsets = Table(
@@ -66,3 +69,14 @@ def advance(group: str, seen: int | None, last: ConsumerRecord) -> Executable:
     if seen is None:
         return _FIRST.bindparams(**values)  # a primary-key violation if someone else stored one first
     return _FENCED.bindparams(seen=seen, **values)  # a NOT NULL violation if it moved meanwhile
+
+
+async def commit_hint(consumer: AIOKafkaConsumer, applied: Mapping[TopicPartition, int | None]) -> None:
+    """Commit to Kafka the next offset of each partition applied: only a hint, for tools."""
+    committed = {tp: offset + 1 for tp, offset in applied.items() if offset is not None}
+    if not committed:
+        return
+    try:
+        await consumer.commit(committed)
+    except Exception as exc:  # a rebalance in progress is fine: the database holds the truth
+        log.debug("Kafka commit skipped: %s", exc)

@@ -1,0 +1,91 @@
+"""The outbox publisher: committed batches' outcomes (and DLQ copies) go out in commit order.
+
+A batch's outbox rows are written with its events (see outbox.py); once the broker has
+their messages, the rows may go: with the next batch's transaction, or by `tidy` when the
+loop is idle. A publish that fails is tried again until it works or the stop comes; then
+the rows stay for the next start.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Mapping, Sequence
+
+from aiokafka import AIOKafkaProducer, TopicPartition
+
+from consumers.kafka import outbox
+from ledger.retry import any_failure, first_line, retrying_async
+from ledger.store import Store
+
+log = logging.getLogger("ledger.kafka")
+
+outbox_batches_max = 8  # committed batches waiting to be published before polling pauses
+offset_max = 2**63 - 1
+
+
+class Publisher:
+    def __init__(self, store: Store, group: str, published: Callable[[], None]):
+        self.store, self.group = store, group
+        self._after = published  # told after each batch's messages are out
+        self._owed: asyncio.Queue[Sequence[outbox.Owed] | None] = asyncio.Queue(outbox_batches_max)
+        # Per partition: outbox rows up to this offset are published and may be deleted.
+        self.published: dict[TopicPartition, int] = {}
+
+    async def owe(self, owed: Sequence[outbox.Owed]) -> None:
+        """Queue a committed batch's messages (waits while outbox_batches_max are queued)."""
+        await self._owed.put(owed)
+
+    async def run(self, producer: AIOKafkaProducer, stop: asyncio.Event) -> None:
+        """Publish what is owed, in the order owed, until `close` (or the stop, mid-retry)."""
+        while (owed := await self._owed.get()) is not None:
+            done = await retrying_async(lambda: outbox.publish(producer, owed), stop, "publishing",
+                                        should_retry=any_failure)
+            if done is None:
+                return  # stopped: the rows stay in the outbox for the next start
+            for tp, upto in done.items():
+                self.published[tp] = max(self.published.get(tp, -1), upto)
+            self._owed.task_done()
+            self._after()
+
+    async def close(self) -> None:
+        await self._owed.put(None)
+
+    async def drained(self) -> None:
+        """Everything queued so far is published."""
+        await self._owed.join()
+
+    def deletable(self) -> dict[TopicPartition, int]:
+        """What may be deleted now: pass it to `deleted` once its statements committed."""
+        return dict(self.published)
+
+    def deleted(self, tidy: Mapping[TopicPartition, int]) -> None:
+        for tp, upto in tidy.items():
+            if self.published.get(tp) == upto:
+                del self.published[tp]
+
+    def forget(self, tidy: Mapping[TopicPartition, int]) -> list:
+        """The statements that delete the published rows of `deletable()`."""
+        return outbox.forget(self.group, tidy)
+
+    async def tidy(self) -> None:
+        """Idle: delete published outbox rows now instead of with the next batch."""
+        if not self.published:
+            return
+        tidy = self.deletable()
+        try:
+            await asyncio.to_thread(self._delete, tidy)
+        except Exception as exc:
+            log.warning("tidying the outbox failed (%s); later", first_line(exc))
+            return
+        self.deleted(tidy)
+
+    async def drop(self, tp: TopicPartition) -> None:
+        """The partition was recreated: what its old messages owe goes out, then every row of it goes."""
+        await self.drained()
+        await asyncio.to_thread(self._delete, {tp: offset_max})
+        self.published.pop(tp, None)
+
+    def _delete(self, tidy: Mapping[TopicPartition, int]) -> None:
+        with self.store.engine.begin() as conn:
+            for statement in outbox.forget(self.group, tidy):
+                conn.execute(statement)

@@ -1,0 +1,54 @@
+"""Partitions given up and taken over in a rebalance: each waits for the batch in hand.
+
+A partition taken is sought to what the database has applied (not to Kafka's committed
+offset, only a hint), and what its outbox still owes is published before its new outcomes.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from aiokafka import ConsumerRebalanceListener, TopicPartition
+
+from consumers.kafka.progress import read_stored
+from ledger.retry import any_failure, retrying_async
+
+if TYPE_CHECKING:
+    from consumers.kafka.consumer import Server
+
+log = logging.getLogger("ledger.kafka")
+
+
+class Rebalance(ConsumerRebalanceListener):
+    def __init__(self, server: Server):
+        self.server = server
+
+    async def on_partitions_revoked(self, revoked: set[TopicPartition]) -> None:
+        s = self.server
+        async with s.busy:  # the batch in hand is applied first
+            await s.commit_kafka(revoked)
+            s.progress.revoke(revoked)
+        if revoked:
+            log.info("partitions revoked: %s", names(revoked))
+
+    async def on_partitions_assigned(self, assigned: set[TopicPartition]) -> None:
+        s = self.server
+        assert s.consumer is not None
+        stored = await retrying_async(lambda: asyncio.to_thread(read_stored, s.store.engine, s.config.group, assigned),
+                                      s.stop, "reading stored offsets", should_retry=any_failure)
+        if stored is None:
+            return  # stopped
+        async with s.busy:
+            for tp, offset in s.progress.assign(stored, assigned).items():
+                s.consumer.seek(tp, offset)
+        if stored.owed:
+            log.info("publishing %d messages owed from before", sum(len(o.messages) for o in stored.owed))
+            await s.publisher.owe(stored.owed)
+        if assigned:
+            log.info("partitions assigned: %s", names(assigned))
+
+
+def names(tps: Iterable[TopicPartition]) -> str:
+    return ", ".join(f"{tp.topic}/{tp.partition}" for tp in sorted(tps))

@@ -1,0 +1,108 @@
+"""Applying a poll's commands of one door: one transaction with the offsets they move and
+the outbox rows they owe, tried again from what the database holds until it works.
+
+The transaction is all or nothing, so trying again is safe. Before each retry the stored
+offsets are read back (maybe another process applied some of the records meanwhile, maybe
+this one did and lost the answer) and what the database still owes is queued to publish.
+"""
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+
+from aiokafka import TopicPartition
+from aiokafka.structs import ConsumerRecord
+from sqlalchemy.sql import Executable
+
+from consumers import agent_door
+from consumers.kafka import offsets, outbox, unreadable
+from consumers.kafka.progress import Progress, read_stored
+from consumers.kafka.publisher import Publisher
+from consumers.kafka.topics import Topics
+from ledger.agents import AgentKeys
+from ledger import bulk
+from ledger.retry import any_failure, retrying_async
+from ledger.service import Ledger
+
+Parts = Mapping[TopicPartition, Sequence[ConsumerRecord]]  # a poll's records, by partition
+# A batch's statements for its transaction, from its outcomes, and the messages it then owes.
+Statements = Callable[[list[dict]], tuple[list[Executable], list[outbox.Owed]]]
+
+
+class Writer:
+    def __init__(self, ledger: Ledger, topics: Topics, group: str, progress: Progress, publisher: Publisher,
+                 agent_keys: AgentKeys | None):
+        self.ledger, self.topics, self.group = ledger, topics, group
+        self.progress, self.publisher, self.agent_keys = progress, publisher, agent_keys
+        self.applied_count = 0
+        # Every batch is applied on this one thread: glibc gives each thread that allocates an
+        # arena of its own, which keeps what a batch freed for that thread's next batches.
+        self._thread = ThreadPoolExecutor(1, thread_name_prefix="ledger-writer")
+
+    async def write(self, door: str, parts: Parts, stop: asyncio.Event) -> int:
+        """Apply the records not applied yet; how many are left if the stop came first (else 0)."""
+        done = await retrying_async(lambda: self._attempt(door, parts), stop,
+                                    f"applying {self._unapplied(parts)} {door} commands",
+                                    should_retry=any_failure, before_retry=lambda: self._resync(parts))
+        return 0 if done is not None else self._unapplied(parts)
+
+    def _unapplied(self, parts: Parts) -> int:
+        return sum(len(self.progress.unapplied(tp, records)) for tp, records in parts.items())
+
+    def close(self) -> None:
+        self._thread.shutdown()
+
+    async def _attempt(self, door: str, parts: Parts) -> bool:
+        fresh = {tp: found for tp, records in parts.items() if (found := self.progress.unapplied(tp, records))}
+        if not fresh:
+            return True  # all applied already (found out by a resync)
+        records = [r for found in fresh.values() for r in found]
+        last = {tp: found[-1] for tp, found in fresh.items()}
+        seen = self.progress.applied(last)
+        tidy = self.publisher.deletable()
+
+        def statements(outcomes: list[dict]) -> tuple[list[Executable], list[outbox.Owed]]:
+            owed = outbox.owed(self.topics, records, outcomes)
+            return [*(offsets.advance(self.group, seen[tp], r) for tp, r in last.items()),
+                    *outbox.insert(self.group, owed), *self.publisher.forget(tidy)], owed
+
+        # Off the event loop, however small the poll: a write that waits on a locked database
+        # (a replay holds SQLite's lock for its whole rebuild) would stall heartbeats past the
+        # session timeout and have the group rebalance.
+        owed = await asyncio.get_running_loop().run_in_executor(self._thread, self._handle, records, door, statements)
+        self.progress.moved({tp: r.offset for tp, r in last.items()})
+        self.applied_count += len(records)
+        self.publisher.deleted(tidy)
+        await self.publisher.owe(owed)
+        return True
+
+    def _handle(self, records: list[ConsumerRecord], door: str, statements: Statements) -> list[outbox.Owed]:
+        """On the writer thread. On the agent's door each command is first checked against its
+        agent's token."""
+        values = [unreadable.raw(r) for r in records]
+        committed: list[list[outbox.Owed]] = [[]]  # until Ledger.handle returns what extra gave back
+
+        def extra(outcomes: list[dict]) -> Sequence[Executable]:
+            found, committed[0] = statements(outcomes)
+            return found
+
+        with bulk.paused():  # the whole batch: see ledger/bulk.py
+            if door == "agent" and self.agent_keys is not None:
+                tokens = [agent_door.header(r.headers) for r in records]
+                self.ledger.handle_items(agent_door.admit(self.agent_keys, list(zip(tokens, values))), values, door,
+                                         extra)
+            else:
+                self.ledger.handle(values, door, extra)
+        return committed[0]
+
+    async def _resync(self, parts: Parts) -> None:
+        """After a failure: what does the database say is applied (maybe by us, maybe by a
+        process that took a partition over)? Publish what it owes; skip what it holds."""
+        try:
+            stored = await asyncio.to_thread(read_stored, self.ledger.store.engine, self.group, parts)
+        except Exception:
+            return  # the database is still away; the next attempt will tell
+        self.progress.resync(stored, parts)
+        if stored.owed:
+            await self.publisher.owe(stored.owed)
