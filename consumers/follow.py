@@ -6,12 +6,9 @@ own every `idle_s`, for what other writers appended. A failing step is logged an
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Awaitable, Callable
 
-from ledger.retry import Backoff, first_line
-
-log = logging.getLogger("ledger.kafka")
+from ledger.retry import any_failure, retrying_async
 
 follow_idle_s = 1.0
 
@@ -25,16 +22,11 @@ class Follower:
         self._wake.set()
 
     async def run(self, stop: asyncio.Event) -> None:
-        backoff = Backoff()
         while not stop.is_set():
             try:
                 await asyncio.wait_for(self._wake.wait(), self.idle_s)
             except TimeoutError:
                 pass
             self._wake.clear()
-            try:
-                await self.step()
-                backoff.reset()
-            except Exception as exc:  # broker or database away: the next step starts from what is stored
-                log.warning("%s: %s; retrying", self.name, first_line(exc))
-                await backoff.sleep(stop)
+            # Broker or database away: each retry starts from what is stored.
+            await retrying_async(self.step, stop, self.name, should_retry=any_failure)
