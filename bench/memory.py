@@ -23,6 +23,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 
 from bench.process import _command, _fact
 from bench.stage import Stage, from_end, staged
+from consumers.kafka import clients
 from tests.kafka_support import wait_until
 
 businesses_count, customers, skus = 10, 10_000, 5_000
@@ -88,7 +89,7 @@ async def measure(stage: Stage, count: int) -> tuple[float, float]:
     bootstrap, topics, server = stage.bootstrap, stage.topics, stage.server
     businesses = [f"b{stage.run}-shop-{i}" for i in range(businesses_count)]
     outcomes = Counted(await from_end(bootstrap, topics.outcomes))
-    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=5, max_batch_size=1 << 18)
+    producer = clients.producer(bootstrap, linger_ms=5)
     await producer.start()
     try:
         catalogue = owner(businesses)

@@ -26,10 +26,10 @@ import uuid
 from pathlib import Path
 
 import orjson
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+from aiokafka import AIOKafkaConsumer
 
 from bench.stage import from_end
-
+from consumers.kafka import clients
 from consumers.kafka.topics import TOKEN_HEADER, Topics, create_topics
 from tests.broker import running_broker
 from tests.kafka_support import Serve, agent_token, mixed_commands, setup_commands, wait_until
@@ -59,7 +59,7 @@ class Outcomes:
 
 
 async def produce(bootstrap: str, topic: str, values: list[bytes], tokens: dict[str, str] | None = None) -> None:
-    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=5, max_batch_size=1 << 18)
+    producer = clients.producer(bootstrap, linger_ms=5)
     await producer.start()
     try:
         sent = []

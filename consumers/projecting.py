@@ -197,12 +197,10 @@ class _Relaying:
 
 async def _started_relay(store: Store, to: RelayTo):
     # Imported here: only a child that relays needs the Kafka client.
-    from aiokafka import AIOKafkaProducer
-
+    from consumers.kafka.clients import producer as new_producer
     from consumers.kafka.relay import Relay
-    # No linger: an event goes out at once; under load, what is sent while a request is in
-    # flight still batches up behind it.
-    producer = AIOKafkaProducer(bootstrap_servers=to.bootstrap, acks="all", linger_ms=0, max_batch_size=1 << 18)
+
+    producer = new_producer(to.bootstrap)
     try:
         await producer.start()
     except Exception:

@@ -22,8 +22,9 @@ import orjson
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.structs import ConsumerRecord
 
-from ledger.retry import Backoff, first_line
+from consumers.kafka.clients import producer
 from consumers.kafka.topics import CORRELATION_HEADER, TOKEN_HEADER, Topics, bootstrap_servers, default_timeout_s, fetch_wait_ms_default
+from ledger.retry import Backoff, first_line
 
 log = logging.getLogger("ledger.client")
 
@@ -51,7 +52,7 @@ class LedgerClient:
 
     async def start(self) -> None:
         # No linger and a short fetch wait: an agent waits on each round trip.
-        self._producer = AIOKafkaProducer(bootstrap_servers=self.bootstrap, acks="all", linger_ms=0)
+        self._producer = producer(self.bootstrap)
         self._consumer = AIOKafkaConsumer(bootstrap_servers=self.bootstrap, group_id=None,
                                           enable_auto_commit=False, fetch_max_wait_ms=fetch_wait_ms_default)
         try:
