@@ -81,20 +81,12 @@ class Writer:
         """On the writer thread. On the agent's door each command is first checked against its
         agent's token."""
         values = [unreadable.raw(r) for r in records]
-        committed: list[list[outbox.Owed]] = [[]]  # until Ledger.handle returns what extra gave back
-
-        def extra(outcomes: list[dict]) -> Sequence[Executable]:
-            found, committed[0] = statements(outcomes)
-            return found
-
         with bulk.paused():  # the whole batch: see ledger/bulk.py
             if door == "agent" and self.agent_keys is not None:
                 tokens = [agent_door.header(r.headers) for r in records]
-                self.ledger.handle_items(agent_door.admit(self.agent_keys, list(zip(tokens, values))), values, door,
-                                         extra)
-            else:
-                self.ledger.handle(values, door, extra)
-        return committed[0]
+                items = agent_door.admit(self.agent_keys, list(zip(tokens, values)))
+                return self.ledger.handle_items(items, values, door, statements).extra
+            return self.ledger.handle(values, door, statements).extra
 
     async def _resync(self, parts: Parts) -> None:
         """After a failure: what does the database say is applied (maybe by us, maybe by a
