@@ -148,7 +148,8 @@ async def _act(request: web.Request) -> web.Response:
     except actions.NotAnAction as exc:
         return _see_other("/?" + urlencode({"done": action, "id": escalation_id, "outcome": "refused",
                                             "reason": str(exc)}))
-    outcomes = await asyncio.to_thread(site.ledger.handle, [orjson.dumps(c) for c in commands], "owner")
+    handled = await asyncio.to_thread(site.ledger.handle, [orjson.dumps(c) for c in commands], "owner")
+    outcomes = handled.outcomes
     await site.catch_up()
     return _see_other("/?" + urlencode(actions.summary(action, escalation_id, outcomes, currency)))
 
