@@ -18,18 +18,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import signal
 import sys
 import uuid
 from pathlib import Path
 from typing import Any
 
 import orjson
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+
 from eventsourcing.application import Application
 from sqlalchemy import event, text
 
-from bench.naive import Business, _Announce
+from bench.naive import Business, baseline_clients
 from bench.serve import businesses_count, measure
 from bench.stage import staged
 from commands.parsing import Parsed, parse
@@ -97,16 +96,8 @@ class AnchorLedger(Application):
 
 
 async def serve(bootstrap: str, url: str) -> None:
-    topics, app, stop = Topics(), AnchorLedger(url), asyncio.Event()
-    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
-    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id="anchor", enable_auto_commit=False,
-                                auto_offset_reset="earliest")
-    producer = AIOKafkaProducer(bootstrap_servers=bootstrap)
-    await producer.start()
-    consumer.subscribe([topics.admin, topics.commands], listener=_Announce())
-    await consumer.start()
-    print("serving anchor", flush=True)
-    try:
+    app = AnchorLedger(url)
+    async with baseline_clients(bootstrap, "anchor") as (topics, consumer, producer, stop):
         while not stop.is_set():
             batch = await consumer.getmany(timeout_ms=poll_wait_ms, max_records=poll_records_max)
             raws = [(r.value, "owner" if tp.topic == topics.admin else "agent")
@@ -117,9 +108,6 @@ async def serve(bootstrap: str, url: str) -> None:
                     for o in app.handle_batch(raws)]
             await asyncio.gather(*sent)
             await consumer.commit()
-    finally:
-        await consumer.stop()
-        await producer.stop()
 
 
 class AnchorServe(Serve):

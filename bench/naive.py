@@ -22,6 +22,8 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -88,27 +90,36 @@ class _Announce(ConsumerRebalanceListener):
         print("partitions assigned", flush=True)  # what bench.serve.measure waits for
 
 
-async def serve(bootstrap: str, db_path: str) -> None:
-    """The naive pipeline: a record at a time, one save() each, its outcome sent after."""
-    topics, app, stop = Topics(), NaiveLedger(db_path), asyncio.Event()
+@asynccontextmanager
+async def baseline_clients(bootstrap: str, name: str) -> AsyncIterator[tuple[Topics, AIOKafkaConsumer, AIOKafkaProducer, asyncio.Event]]:
+    """A baseline server's Kafka clients on `ledger serve`'s topics (consumer group `name`), and
+    the event SIGTERM sets; "serving NAME" on stdout once they are started."""
+    topics, stop = Topics(), asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
-    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id="naive", enable_auto_commit=False,
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=name, enable_auto_commit=False,
                                 auto_offset_reset="earliest")
     producer = AIOKafkaProducer(bootstrap_servers=bootstrap)
     await producer.start()
     consumer.subscribe([topics.admin, topics.commands], listener=_Announce())
     await consumer.start()
-    print("serving naive", flush=True)
+    print(f"serving {name}", flush=True)
     try:
+        yield topics, consumer, producer, stop
+    finally:
+        await consumer.stop()
+        await producer.stop()
+
+
+async def serve(bootstrap: str, db_path: str) -> None:
+    """The naive pipeline: a record at a time, one save() each, its outcome sent after."""
+    app = NaiveLedger(db_path)
+    async with baseline_clients(bootstrap, "naive") as (topics, consumer, producer, stop):
         while not stop.is_set():
             for tp, records in (await consumer.getmany(timeout_ms=100)).items():
                 for r in records:
                     out = app.handle(r.value, "owner" if tp.topic == topics.admin else "agent")
                     await producer.send(topics.outcomes, orjson.dumps(out), key=str(out["command_id"]).encode())
             await consumer.commit()
-    finally:
-        await consumer.stop()
-        await producer.stop()
 
 
 class NaiveServe(Serve):
