@@ -1,11 +1,12 @@
 """`make bench`: one command per target of issue 18, then one table.
 
-    .venv/bin/python -m bench [--full] [--only NAME[,NAME...]] [--pg-admin URL]
+    .venv/bin/python -m bench [--full] [--only NAME[,NAME...]] [--rounds N] [--pg-admin URL]
 
 Each target runs as its own process (bench.serve, bench.anchor, bench.latency, bench.replay,
 bench.memory, bench.process, bench.naive), the broker started as the tests do. Every target
 is a ratio to a baseline measured in the same run (bench.anchor: a plain batched
-eventsourcing pipeline; bench.naive: one save() a command), so the machine's speed cancels.
+eventsourcing pipeline; bench.naive: one save() a command), so the machine's speed cancels; each figure is measured beside its baseline --rounds times
+(default 3) and the table shows the medians, the ratio's range beside it.
 Default sizes keep the whole run to a few minutes on two cores; --full uses the issue's
 sizes (200k commands, 1M events, 1M commands for memory). PostgreSQL targets get a fresh
 database each on the server at --pg-admin (else $LEDGER_TEST_PG, else the tests' default),
@@ -23,9 +24,11 @@ import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from statistics import median
 
 pg_admin_default = "postgresql://postgres@127.0.0.1:5432/test"
+rounds_default = 3  # each figure and its baseline, side by side, this many times: the table shows medians
 
 
 @dataclass(frozen=True)
@@ -55,16 +58,17 @@ class Row:
 
 
 class Bench:
-    def __init__(self, sizes: Sizes, pg_admin: str):
-        self.sizes, self.pg_admin = sizes, pg_admin
+    def __init__(self, sizes: Sizes, pg_admin: str, rounds: int = 1):
+        self.sizes, self.pg_admin, self.rounds = sizes, pg_admin, rounds
         self.cache: dict[tuple[str, ...], dict] = {}  # a figure two targets share is measured once
 
-    def run(self, module: str, *argv: str) -> dict:
-        """`python -m bench.<module> argv`; its last stdout line as JSON (bench.serve's as text)."""
-        key = (module, *argv)
+    def run(self, module: str, *argv: str, round_: int = 0) -> dict:
+        """`python -m bench.<module> argv`; its last stdout line as JSON (bench.serve's as text).
+        Each round measures afresh; within a round, a figure two targets share is measured once."""
+        key = (module, str(round_), *argv)
         if key in self.cache:
             return self.cache[key]
-        print(f"bench: {module} {' '.join(argv)}", file=sys.stderr, flush=True)
+        print(f"bench: round {round_ + 1}: {module} {' '.join(argv)}", file=sys.stderr, flush=True)
         started = time.monotonic()
         done = subprocess.run([sys.executable, "-m", f"bench.{module}", *argv], capture_output=True, text=True)
         last = (done.stdout.strip().splitlines() or [""])[-1]
@@ -94,70 +98,108 @@ class Bench:
             with psycopg.connect(self.pg_admin, autocommit=True) as conn:
                 conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
-    def naive(self, kafka: bool = False) -> int:
+    def naive(self, kafka: bool = False, round_: int = 0) -> int:
         argv = ["--commands", str(self.sizes.naive_commands), *(["--kafka"] if kafka else [])]
-        return self.run("naive", *argv)["commands_per_s"]
+        return self.run("naive", *argv, round_=round_)["commands_per_s"]
 
-    def serve(self, processes: int = 1, db: str | None = None) -> dict:
+    def serve(self, processes: int = 1, db: str | None = None, round_: int = 0) -> dict:
         argv = ["--commands", str(self.sizes.serve_commands), "--processes", str(processes)]
-        return self.run("serve", *argv, *(["--db", db] if db else []))
+        return self.run("serve", *argv, *(["--db", db] if db else []), round_=round_)
 
-    def anchor(self, db: str | None = None) -> dict:
-        return self.run("anchor", "--commands", str(self.sizes.serve_commands), *(["--db", db] if db else []))
+    def anchor(self, db: str | None = None, round_: int = 0) -> dict:
+        argv = ["--commands", str(self.sizes.serve_commands), *(["--db", db] if db else [])]
+        return self.run("anchor", *argv, round_=round_)
 
 
 def _rate(n: float) -> str:
     return f"{n:,.0f}/s"
 
 
-def _served(r: dict) -> str:
-    return f"{_rate(r['commands_per_s'])} ({r['cpu_us_per_command']} us CPU/cmd)"
+@dataclass
+class Rounds:
+    """One figure and its baseline, measured side by side in each round: the figure shown is
+    each one's median, the ratio the median of the rounds' own ratios (a round's pair ran
+    minutes apart at most, so the machine's drift over the whole run cancels)."""
+    values: list[float] = field(default_factory=list)
+    baselines: list[float] = field(default_factory=list)
+    cpu_us: list[float] = field(default_factory=list)
+    baseline_cpu_us: list[float] = field(default_factory=list)
 
+    def add(self, value: float, baseline: float, cpu_us: float | None = None, baseline_cpu_us: float | None = None):
+        self.values.append(value)
+        self.baselines.append(baseline)
+        self.cpu_us += [] if cpu_us is None else [cpu_us]
+        self.baseline_cpu_us += [] if baseline_cpu_us is None else [baseline_cpu_us]
 
-def _ratio_row(figure: str, value: str, baseline: str, ratio: float, ratio_min: float) -> Row:
-    return Row(figure, value, baseline, f"{ratio:.2f}x", f">= {ratio_min:g}x", ratio >= ratio_min)
+    def shown(self, baseline: bool = False) -> str:
+        rates, cpu = (self.baselines, self.baseline_cpu_us) if baseline else (self.values, self.cpu_us)
+        text = _rate(median(rates))
+        return f"{text} ({median(cpu):.0f} us CPU/cmd)" if cpu else text
+
+    def row(self, figure: str, baseline_name: str, ratio_min: float) -> Row:
+        ratios = sorted(v / b for v, b in zip(self.values, self.baselines))
+        spread = f" ({ratios[0]:.2f}-{ratios[-1]:.2f})" if len(ratios) > 1 else ""
+        return Row(figure, self.shown(), f"{baseline_name} {self.shown(baseline=True)}",
+                   f"{median(ratios):.2f}x{spread}", f">= {ratio_min:g}x", median(ratios) >= ratio_min)
 
 
 def serve_sqlite(b: Bench) -> list[Row]:
-    served, anchor, naive = b.serve(), b.anchor(), b.naive(kafka=True)
-    rate = served["commands_per_s"]
+    anchor, naive = Rounds(), Rounds()
+    for n in range(b.rounds):
+        served, base = b.serve(round_=n), b.anchor(round_=n)
+        anchor.add(served["commands_per_s"], base["commands_per_s"], served["cpu_us_per_command"],
+                   base["cpu_us_per_command"])
+        naive.add(served["commands_per_s"], b.naive(kafka=True, round_=n))
     figure = f"serve, SQLite FULL sync, {b.sizes.serve_commands:,} cmds"
-    return [_ratio_row(figure, _served(served), f"anchor (batched eventsourcing) {_served(anchor)}",
-                       rate / anchor["commands_per_s"], 1.5),
-            _ratio_row(figure, _rate(rate), f"naive save()/cmd, Kafka {_rate(naive)}", rate / naive, 6)]
+    return [anchor.row(figure, "anchor (batched eventsourcing)", 1.5),
+            naive.row(figure, "naive save()/cmd, Kafka", 6)]
 
 
 def serve_pg(b: Bench) -> list[Row]:
-    with b.pg_database() as db1, b.pg_database() as db2, b.pg_database() as db3:
-        one, anchor = b.serve(1, db1), b.anchor(db3)
-        two = b.serve(2, db2)
-    rate = one["commands_per_s"]
-    return [_ratio_row(f"serve, PostgreSQL, {b.sizes.serve_commands:,} cmds", _served(one),
-                       f"anchor on PostgreSQL {_served(anchor)}", rate / anchor["commands_per_s"], 1.2),
-            _ratio_row("serve, PostgreSQL, 2 processes", _served(two), f"1 process {_rate(rate)}",
-                       two["commands_per_s"] / rate, 1.3)]
+    anchor, two = Rounds(), Rounds()
+    for n in range(b.rounds):
+        with b.pg_database() as db1, b.pg_database() as db2, b.pg_database() as db3:
+            one, base = b.serve(1, db1, round_=n), b.anchor(db3, round_=n)
+            both = b.serve(2, db2, round_=n)
+        anchor.add(one["commands_per_s"], base["commands_per_s"], one["cpu_us_per_command"],
+                   base["cpu_us_per_command"])
+        two.add(both["commands_per_s"], one["commands_per_s"], both["cpu_us_per_command"], one["cpu_us_per_command"])
+    return [anchor.row(f"serve, PostgreSQL, {b.sizes.serve_commands:,} cmds", "anchor on PostgreSQL", 1.2),
+            two.row("serve, PostgreSQL, 2 processes", "1 process", 1.3)]
 
 
 def latency(b: Bench) -> list[Row]:
-    r = b.run("latency", "--rate", "100", "--seconds", str(b.sizes.latency_s))
-    figure = f"latency @100 cmd/s, {b.sizes.latency_s:g} s ({r['commands']} cmds, load {r['load_1m']})"
-    return [Row(f"{figure} p50", f"{r['p50_ms']} ms", "", "", "<= 8 ms", r["p50_ms"] <= 8),
-            Row(f"{figure} p99", f"{r['p99_ms']} ms", "", "", "<= 25 ms", r["p99_ms"] <= 25)]
+    runs = [b.run("latency", "--rate", "100", "--seconds", str(b.sizes.latency_s), round_=n) for n in range(b.rounds)]
+    loads = sorted(r["load_1m"] for r in runs)
+    figure = f"latency @100 cmd/s, {b.sizes.latency_s:g} s ({runs[0]['commands']} cmds, load {loads[0]}-{loads[-1]})"
+    return [_latency_row(f"{figure} p50", [r["p50_ms"] for r in runs], 8),
+            _latency_row(f"{figure} p99", [r["p99_ms"] for r in runs], 25)]
 
 
-def _replay_row(r: dict, name: str) -> Row:
-    ratio = r["replay_vs_baseline"]
-    return Row(f"replay, {name}, {r['events']:,} events", _rate(r["replay_events_per_s"]),
-               f"SELECT+orjson {_rate(r['baseline_events_per_s'])}", f"{ratio:.0%}", ">= 50% of baseline",
-               ratio >= 0.5)
+def _latency_row(figure: str, ms: list[float], ms_max: float) -> Row:
+    spread = f" ({min(ms)}-{max(ms)})" if len(ms) > 1 else ""
+    return Row(figure, f"{median(ms):.2f} ms{spread}", "", "", f"<= {ms_max:g} ms", median(ms) <= ms_max)
+
+
+def _replay_row(runs: list[dict], name: str) -> Row:
+    shares = Rounds()
+    for r in runs:
+        shares.add(r["replay_events_per_s"], r["baseline_events_per_s"])
+    ratios = sorted(r["replay_vs_baseline"] for r in runs)
+    spread = f" ({ratios[0]:.0%}-{ratios[-1]:.0%})" if len(ratios) > 1 else ""
+    return Row(f"replay, {name}, {runs[0]['events']:,} events", shares.shown(),
+               f"SELECT+orjson {shares.shown(baseline=True)}", f"{median(ratios):.0%}{spread}",
+               ">= 50% of baseline", median(ratios) >= 0.5)
 
 
 def replay(b: Bench) -> list[Row]:
     events = str(b.sizes.replay_events)
-    rows = [_replay_row(b.run("replay", "--events", events), "SQLite")]
-    with b.pg_database() as db:
-        rows.append(_replay_row(b.run("replay", "--events", events, "--db", db), "PostgreSQL"))
-    return rows
+    on_sqlite, on_pg = [], []
+    for n in range(b.rounds):
+        on_sqlite.append(b.run("replay", "--events", events, round_=n))
+        with b.pg_database() as db:
+            on_pg.append(b.run("replay", "--events", events, "--db", db, round_=n))
+    return [_replay_row(on_sqlite, "SQLite"), _replay_row(on_pg, "PostgreSQL")]
 
 
 def memory(b: Bench) -> list[Row]:
@@ -169,10 +211,13 @@ def memory(b: Bench) -> list[Row]:
 
 
 def process(b: Bench) -> list[Row]:
-    r, naive = b.run("process", "--commands", str(b.sizes.process_commands)), b.naive()
-    rate = r["commands_per_s"]
-    return [_ratio_row(f"ledger process, SQLite, {r['commands']:,} cmds (start-up {r['startup_s']}s incl.)",
-                       _rate(rate), f"naive save()/cmd {_rate(naive)}", rate / naive, 8)]
+    naive, startups = Rounds(), []
+    for n in range(b.rounds):
+        r = b.run("process", "--commands", str(b.sizes.process_commands), round_=n)
+        naive.add(r["commands_per_s"], b.naive(round_=n))
+        startups.append(r["startup_s"])
+    return [naive.row(f"ledger process, SQLite, {b.sizes.process_commands:,} cmds (start-up {median(startups):.2f}s incl.)",
+                      "naive save()/cmd", 8)]
 
 
 TARGETS: dict[str, Callable[[Bench], list[Row]]] = {
@@ -196,13 +241,15 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
     p.add_argument("--full", action="store_true", help="the issue's sizes (takes much longer)")
     p.add_argument("--only", help=f"comma-separated, of: {', '.join(TARGETS)}")
+    p.add_argument("--rounds", type=int, default=rounds_default,
+                   help=f"measure each figure beside its baseline this many times (default {rounds_default})")
     p.add_argument("--pg-admin", default=os.environ.get("LEDGER_TEST_PG", pg_admin_default), metavar="URL")
     args = p.parse_args(argv)
     names = args.only.split(",") if args.only else list(TARGETS)
     unknown = [n for n in names if n not in TARGETS]
     if unknown:
         p.error(f"unknown target(s): {', '.join(unknown)}")
-    bench, rows = Bench(FULL if args.full else QUICK, args.pg_admin), []
+    bench, rows = Bench(FULL if args.full else QUICK, args.pg_admin, max(1, args.rounds)), []
     load_before = os.getloadavg()[0]
     for name in names:
         try:
@@ -211,7 +258,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"bench: {name} failed: {exc}", file=sys.stderr)
             rows.append(Row(name, "error", target=str(exc).splitlines()[0][:60] if str(exc) else ""))
     print_table(rows)
-    print(f"({'--full' if args.full else 'quick sizes'}; 1-minute load average {load_before:.1f} at the start, "
+    print(f"({'--full' if args.full else 'quick sizes'}; medians of {bench.rounds} round(s), "
+          f"each figure beside its baseline; 1-minute load average {load_before:.1f} at the start, "
           f"{os.getloadavg()[0]:.1f} at the end)")
     return 0 if all(r.passed for r in rows) else 1
 
