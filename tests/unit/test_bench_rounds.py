@@ -1,0 +1,28 @@
+"""`make bench`'s table: a ratio is the median of each round's own ratio, so one round's
+outlier (a neighbour's burst) neither passes nor fails a target alone."""
+from bench.__main__ import Rounds
+
+
+def test_the_ratio_is_the_median_of_the_rounds_own_ratios():
+    rounds = Rounds()
+    for value, baseline in [(6000, 4000), (4500, 4300), (7000, 4400)]:
+        rounds.add(value, baseline)
+    row = rounds.row("serve", "anchor", 1.5)
+    assert row.ratio == "1.50x (1.05-1.59)"
+    assert row.passed is True
+
+
+def test_one_outlying_round_does_not_pass_a_target():
+    rounds = Rounds()
+    for value, baseline in [(4000, 4000), (9000, 4000), (4100, 4000)]:
+        rounds.add(value, baseline)
+    assert rounds.row("serve", "anchor", 1.5).passed is False
+
+
+def test_the_figures_shown_are_the_medians_with_cpu_beside_them():
+    rounds = Rounds()
+    for value, cpu in [(3000, 150), (5000, 110), (4000, 120)]:
+        rounds.add(value, 2000, cpu_us=cpu, baseline_cpu_us=200)
+    row = rounds.row("serve", "anchor", 1.2)
+    assert row.value == "4,000/s (120 us CPU/cmd)"
+    assert row.baseline == "anchor 2,000/s (200 us CPU/cmd)"
