@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
@@ -39,6 +39,7 @@ log = logging.getLogger("ledger.kafka")
 poll_wait_ms = 200             # how long a poll waits for records (and how soon a stop is seen)
 kafka_commit_interval_s = 5.0  # Kafka's committed offsets are a hint for tools; ours are in the database
 drain_s = 10.0                 # at shutdown, how long owed outcomes may take to go out
+relay_wake_interval_s = 0.1    # the child is hurried at most this often (its relay step competes for the cores)
 
 
 @dataclass(frozen=True)
@@ -65,8 +66,11 @@ class Server:
         # the serving thread's core.
         self.projections = Projections(self.store, inline=False, relay_to=RelayTo(config.bootstrap, config.topics))
         # The batch's events go out after its outcomes, not beside them: the relay's page
-        # would take the CPU (the broker's, the machine's) from an agent's outcome.
-        self.publisher = Publisher(self.store, config.group, published=self.projections.wake)
+        # would take the CPU (the broker's, the machine's) from an agent's outcome. And not
+        # after every batch: at 100 lone commands a second a step each (read back, produce)
+        # would compete with every next command for the cores.
+        self.relay_wakes = Coalesced(self.projections.wake, relay_wake_interval_s)
+        self.publisher = Publisher(self.store, config.group, published=self.relay_wakes)
         self.writer = Writer(ledger, config.topics, config.group, self.progress, self.publisher,
                              None if config.open_agent_door else AgentKeys(self.store))
 
@@ -165,9 +169,39 @@ class Server:
         await self.commit_kafka()
         await self.consumer.stop()  # leaves the group: the others take over at once
         await self.producer.stop()
+        self.relay_wakes.cancel()  # the child's last steps cover what a late wake would have
         await asyncio.to_thread(self.projections.close)  # the child relays and projects the rest first
         self.writer.close()
         log.info("stopped after applying %d commands", self.writer.applied_count)
+
+
+class Coalesced:
+    """`wake` at most once every `interval_s`: called when it is due, else left for a later
+    call, or for a timer at twice the interval when no later call comes (the last batch's
+    events still go out soon). A call right after a batch is out is the quiet moment before
+    the next command; the timer's is not, so later calls take its place when they can."""
+
+    def __init__(self, wake: Callable[[], None], interval_s: float):
+        self.wake, self.interval_s = wake, interval_s
+        self._last = float("-inf")
+        self._late: asyncio.TimerHandle | None = None
+
+    def __call__(self) -> None:
+        loop = asyncio.get_running_loop()
+        if loop.time() - self._last >= self.interval_s:
+            self._fire()
+        elif self._late is None:
+            self._late = loop.call_at(self._last + 2 * self.interval_s, self._fire)
+
+    def _fire(self) -> None:
+        self.cancel()
+        self._last = asyncio.get_running_loop().time()
+        self.wake()
+
+    def cancel(self) -> None:
+        if self._late is not None:
+            self._late.cancel()
+            self._late = None
 
 
 def prepare_tables(store: Store) -> None:
