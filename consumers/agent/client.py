@@ -41,6 +41,7 @@ class LedgerClient:
         self._by_command: dict[str, list[str]] = {}  # command_id -> correlation ids waiting
         self._producer: AIOKafkaProducer | None = None
         self._consumer: AIOKafkaConsumer | None = None
+        self._partitions: list[TopicPartition] = []  # of the outcomes topic, while started
         self._reader: asyncio.Task | None = None
 
     async def __aenter__(self) -> "LedgerClient":
@@ -71,9 +72,12 @@ class LedgerClient:
         except BaseException:
             await self.stop()
             raise
+        self._partitions = tps
+        self._listen(False)  # nobody waits yet
         self._reader = asyncio.create_task(self._read())
 
     async def stop(self) -> None:
+        self._partitions = []  # no pause or resume on a consumer that is stopping
         if self._reader is not None:
             self._reader.cancel()
             await asyncio.gather(self._reader, return_exceptions=True)
@@ -91,6 +95,8 @@ class LedgerClient:
         correlation = uuid.uuid4().hex
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         command_id = head.get("command_id") if isinstance(head.get("command_id"), str) else None
+        if not self._waiting:
+            self._listen(True)  # before the command is produced: its outcome is read from where we paused
         self._waiting[correlation] = future
         if command_id:
             self._by_command.setdefault(command_id, []).append(correlation)
@@ -137,8 +143,17 @@ class LedgerClient:
         if future is not None and not future.done():
             future.set_result(orjson.loads(record.value))
 
+    def _listen(self, on: bool) -> None:
+        """Outcomes are fetched only while someone waits for one: an idle client would poll
+        the broker hundreds of times a second (see `fetch_wait_ms_default`). A paused partition
+        keeps its position, so nothing produced meanwhile is skipped."""
+        if self._consumer is not None and self._partitions:
+            (self._consumer.resume if on else self._consumer.pause)(*self._partitions)
+
     def _forget(self, correlation: str, command_id: str | None) -> None:
         self._waiting.pop(correlation, None)
+        if not self._waiting:
+            self._listen(False)
         waiting = self._by_command.get(command_id or "")
         if waiting and correlation in waiting:
             waiting.remove(correlation)
