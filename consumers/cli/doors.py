@@ -31,14 +31,21 @@ def run(args: argparse.Namespace, door: str) -> int:
     try:
         for batch in batches(stream):
             with bulk.paused():  # the whole batch: see ledger/bulk.py
-                handled = ledger.handle(batch, door)
-                _answer(handled.outcomes, args.table, ledger)
-                # Outcomes first: a slow or failing projection never holds them back.
-                projections.after(handled.written, full=len(batch) >= batch_records_max)
+                _batch(ledger, batch, door, args.table, projections)
             bulk.keep_survivors()
     finally:
         projections.close()
     return 0
+
+
+def _batch(ledger, batch: list, door: str, table: bool, projections) -> None:
+    """One batch, from lines to outcomes and projections. Its outcomes and events are gone when
+    this returns, inside the collector's pause: the pass at its end walks only what the batch
+    left in the ledger's state, not every outcome just printed."""
+    handled = ledger.handle(batch, door)
+    _answer(handled.outcomes, table, ledger)
+    # Outcomes first: a slow or failing projection never holds them back.
+    projections.after(handled.written, full=len(batch) >= batch_records_max)
 
 
 def _answer(outcomes: list[dict], table: bool, ledger) -> None:
