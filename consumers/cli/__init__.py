@@ -24,7 +24,7 @@ SUBCOMMANDS += [agents, mcp]
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ledger", description="An order ledger agents cannot talk into guessing.")
-    p.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    p.add_argument("--version", action=_Version)
     sub = p.add_subparsers(dest="command", required=True)
     for module in SUBCOMMANDS:
         module.register(sub)
@@ -32,6 +32,15 @@ def parser() -> argparse.ArgumentParser:
         _add_log_format(each)
         each.set_defaults(prog=each.prog)  # "ledger dev broker": the innermost parser's, for the messages
     return p
+
+
+class _Version(argparse._VersionAction):
+    """argparse's `--version`, with the installed version looked up only when asked for: the
+    package metadata is a library and a directory scan on every run otherwise."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        self.version = f"%(prog)s {_version()}"
+        super().__call__(parser, namespace, values, option_string)
 
 
 def _version() -> str:

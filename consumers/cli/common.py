@@ -10,8 +10,6 @@ from typing import IO, TYPE_CHECKING, Any
 
 from commands.limits import line_bytes_max, raw_excerpt_bytes_max
 from consumers.cli.extras import require
-from consumers.http.site import parse_listen
-from ledger.codec import dumps
 
 if TYPE_CHECKING:
     from commands.parsing import Oversized
@@ -30,6 +28,8 @@ class UsageError(Exception):
 def listen_address(value: str) -> str:
     """The argparse type of a HOST:PORT option: a bad address is a usage error (exit 2) before
     anything starts. The option keeps the text as given."""
+    from consumers.http.site import parse_listen  # asyncio: only for the subcommands that listen
+
     try:
         parse_listen(value)
     except ValueError as exc:
@@ -127,6 +127,8 @@ def check_known(option: str, values: str | list[str] | None, valid: Iterable[str
 
 
 def emit(obj: Any, out: IO[bytes] | None = None) -> None:
+    from ledger.codec import dumps  # the events' module: only for the subcommands that print JSON
+
     (out or sys.stdout.buffer).write(dumps(obj) + b"\n")
 
 

@@ -9,7 +9,6 @@ import time
 
 from consumers.cli.common import UsageError, add_listen
 from consumers.cli.extras import require
-from consumers.http.site import parse_listen
 
 default_listen = "127.0.0.1:9092"  # where `ledger serve` and `ledger submit` look by default
 poll_s = 0.2  # how often the foreground checks for a signal or a dead broker
@@ -26,6 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def broker(args: argparse.Namespace) -> int:
     require("broker")
+    from consumers.http.site import parse_listen
     from consumers.kafka import dev_broker
 
     host, port = parse_listen(args.listen)

@@ -14,7 +14,6 @@ from typing import Any
 
 from consumers.cli.common import add_db, open_store
 from consumers.cli.extras import require
-from ledger.codec import dumps
 from projections.columns import COLUMNS
 
 EXPORTS = ("events", "intents", "blocks", "orders", "escalations")
@@ -61,6 +60,10 @@ def _events(store) -> Iterator[dict[str, Any]]:
 
 
 def _write(fmt: str, path: str, columns: tuple[str, ...], rows: Iterable[dict[str, Any]]) -> None:
+    # The codec (and the events' module) here and below, not at the top: registering `export`
+    # is part of every `ledger` run.
+    from ledger.codec import dumps
+
     if fmt == "jsonl":
         with open(path, "wb") as out:
             for row in rows:
@@ -78,6 +81,8 @@ def _write(fmt: str, path: str, columns: tuple[str, ...], rows: Iterable[dict[st
 def _flat(value: Any) -> Any:
     """A list or object as JSON text; None as an empty cell."""
     if isinstance(value, (list, dict)):
+        from ledger.codec import dumps
+
         return dumps(value).decode()
     return "" if value is None else value
 
@@ -97,5 +102,7 @@ def _parquet(path: str, columns: tuple[str, ...], rows: Iterable[dict[str, Any]]
 
 def _cell(value: Any) -> Any:
     if isinstance(value, (list, dict)):
+        from ledger.codec import dumps
+
         return dumps(value).decode()
     return value

@@ -3,8 +3,11 @@ from __future__ import annotations
 
 import argparse
 
-from commands.tools import FORMATS, definitions
 from consumers.cli.common import add_db, emit
+
+# commands.tools.FORMATS, written out: that module builds the command models (pydantic), which
+# registering `tools` on every `ledger` run must not. A test holds the two equal.
+FORMATS = ("openai", "anthropic", "jsonschema")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -17,5 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from commands.tools import definitions
+
     emit(definitions(args.format))
     return 0

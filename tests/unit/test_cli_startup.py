@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-HEAVY = ("aiohttp", "aiokafka", "playwright", "sqlalchemy", "eventsourcing", "consumers.projecting")
+HEAVY = ("aiohttp", "aiokafka", "playwright", "sqlalchemy", "eventsourcing", "consumers.projecting", "pydantic")
 
 
 def loaded_after(code: str) -> list[str]:
@@ -15,8 +15,15 @@ def loaded_after(code: str) -> list[str]:
     return done.stderr.splitlines()[-1].split()
 
 
-def test_building_the_parser_loads_no_database_http_or_kafka_stack():
+def test_building_the_parser_loads_no_database_http_or_kafka_stack_nor_the_command_models():
     assert loaded_after("from consumers.cli import parser; parser()") == []
+
+
+def test_the_tools_subcommand_offers_the_formats_the_definitions_know():
+    from commands.tools import FORMATS
+    from consumers.cli import tools
+
+    assert tools.FORMATS == FORMATS
 
 
 def test_a_query_loads_the_database_but_no_http_or_kafka_stack_nor_the_projections(tmp_path):
