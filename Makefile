@@ -9,7 +9,9 @@ BIN := $(VENV)/bin
 # the venv is given. Timings: docs/bench.md, make demo.
 UV_VERSION := uv>=0.13,<0.14
 UV := $(BIN)/uv
-INSTALL := $(UV) pip install -q --python $(BIN)/python
+# --compile-bytecode: each package's .pyc written once, at install, as pip does by default; else a
+# shell with PYTHONDONTWRITEBYTECODE (this one has it) compiles every import again on every `ledger` run.
+INSTALL := $(UV) pip install -q --compile-bytecode --python $(BIN)/python
 # The ledger alone (no door's libraries): all `make demo` needs.
 BASE := $(VENV)/.installed-base
 # Every door, the test broker, the browser driver, the test tools, and pip (the tests build a wheel with it).
