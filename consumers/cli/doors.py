@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from consumers.cli.common import add_db, batch_records_max, batches, emit, open_input, open_ledger
+from consumers.cli.common import add_db, batch_records_max, batches, open_input, open_ledger
 from consumers.cli.table import print_outcome
 from ledger import bulk
 
@@ -49,10 +49,14 @@ def _batch(ledger, batch: list, door: str, table: bool, projections) -> None:
 
 
 def _answer(outcomes: list[dict], table: bool, ledger) -> None:
-    for outcome in outcomes:
-        if table:
+    if table:
+        for outcome in outcomes:
             business = outcome["business_id"]
             print_outcome(outcome, ledger.state(business).currency if business else None)
-        else:
-            emit(outcome)
+    else:  # emit()'s lines, with the codec and the stream looked up once a batch
+        from ledger.codec import dumps
+
+        write = sys.stdout.buffer.write
+        for outcome in outcomes:
+            write(dumps(outcome) + b"\n")
     sys.stdout.flush()
