@@ -76,6 +76,12 @@ class Facts(BaseModel):
             name for name, field in cls.model_fields.items()
             if any(isinstance(m, Required) for m in field.metadata)))
 
+    @classmethod
+    @cache
+    def names(cls) -> tuple[str, ...]:
+        """The facts' names, in declaration order (pydantic builds `model_fields` afresh on every look)."""
+        return tuple(cls.model_fields)
+
     def unknown_required(self) -> list[str]:
         return [n for n in self.required_names() if not getattr(self, n).known and getattr(self, n).status != "conflict"]
 
@@ -84,7 +90,7 @@ class Facts(BaseModel):
                 if getattr(self, n).status == "conflict"}
 
     def known_values(self) -> dict[str, Any]:
-        return {n: getattr(self, n).value for n in type(self).model_fields if getattr(self, n).known}
+        return {n: getattr(self, n).value for n in self.names() if getattr(self, n).known}
 
 
 def required(tp: Any) -> Any:

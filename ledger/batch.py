@@ -59,13 +59,13 @@ class Batch:
         self.stamp, self.links = stamp, links
         self.decided = Decided()
 
-    def decide(self, items: Sequence[Item]) -> Decided:
-        for item in items:
-            self._one(item)
+    def decide(self, items: Sequence[Item], keys: Sequence[ClaimKey | None]) -> Decided:
+        """`keys`: each item's `claim_key`."""
+        for item, key in zip(items, keys):
+            self._one(item, key)
         return self.decided
 
-    def _one(self, item: Item) -> None:
-        key = claim_key(item)
+    def _one(self, item: Item, key: ClaimKey | None) -> None:
         first = self.seen.get(key) if key is not None else None
         content_hash = _content_hash(item) if key is not None else ""
         if first is not None and first.content_hash == content_hash:

@@ -31,10 +31,14 @@ class _Entropy:
 _entropy = _Entropy()
 
 
+# The version (7) and variant (binary 10) bits of a UUIDv7, over 48 bits of milliseconds and 80 random ones.
+_VERSION_VARIANT_CLEAR = ~(0xF << 76 | 0x3 << 62)
+_VERSION_VARIANT_SET = 0x7 << 76 | 0x2 << 62
+
+
 def time_ordered_id() -> str:
     """A UUIDv7-shaped id: millisecond time first, so inserts land at the end of indexes."""
     value = (time.time_ns() // 1_000_000) << 80 | int.from_bytes(_entropy.take(10), "big")
-    value = (value & ~(0xF << 76)) | (0x7 << 76)
-    value = (value & ~(0x3 << 62)) | (0x2 << 62)
+    value = value & _VERSION_VARIANT_CLEAR | _VERSION_VARIANT_SET
     h = f"{value:032x}"
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"

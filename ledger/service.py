@@ -157,20 +157,20 @@ class Ledger:
                 attempt += 1
 
     def _decided(self, draft: Draft, items: Sequence[Item], links: bool = True) -> Decided:
-        seen = self._claimed(items)
+        keys = [claim_key(item) for item in items]
+        seen = self._claimed(keys)
         states = draft.states_for(items)
-        now = self.now()  # one clock reading a batch: its inputs are recorded in one transaction
-        return Batch(draft, states, seen, lambda: self.stamp(now), self._with_links if links else None).decide(items)
+        now, new_id = self.now(), self.new_id  # one clock reading a batch: its inputs are recorded in one transaction
+        return Batch(draft, states, seen, lambda: Stamp(now, new_id()),
+                     self._with_links if links else None).decide(items, keys)
 
-    def _claimed(self, items: Sequence[Item]) -> dict[ClaimKey, Claim]:
+    def _claimed(self, keys: Sequence[ClaimKey | None]) -> dict[ClaimKey, Claim]:
         """The claims already made on these inputs' ids: one query a scope and business."""
-        keys: dict[tuple[str, str], list[str]] = {}
-        for item in items:
-            key = claim_key(item)
+        wanted: dict[tuple[str, str], list[str]] = {}
+        for key in keys:
             if key is not None:
-                keys.setdefault(key[:2], []).append(key[2])
-        return {(scope, b, key): claim for (scope, b), wanted in keys.items()
-                for key, claim in self.store.claims_for(scope, b, wanted).items()}
+                wanted.setdefault(key[:2], []).append(key[2])
+        return self.store.claims_for_each(wanted)
 
     def _poisoned(self, items: list[Item]) -> tuple[int, Exception] | None:
         """The first input the database refuses, and its error; None if the batch's own

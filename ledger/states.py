@@ -31,7 +31,7 @@ def orders_named(item: Item) -> tuple[list[str], list[str]]:
     `order_id` fact, a payment by its link."""
     if isinstance(item, Payment):
         return [], [item.reference]
-    if isinstance(item, Parsed) and "order_id" in type(item.command.facts).model_fields:
+    if isinstance(item, Parsed) and "order_id" in item.command.facts.names():
         fact = item.command.facts.order_id
         if fact.known:
             return [fact.value], []

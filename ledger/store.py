@@ -7,7 +7,7 @@ opens the database and writes a batch's parts in one transaction, or none of the
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from eventsourcing.persistence import IntegrityError, OperationalError, PersistenceError
@@ -72,6 +72,10 @@ class Store:
 
     def claims_for(self, scope: str, business_id: str | None, keys: Iterable[str]) -> dict[str, Claim]:
         return claims.claimed(self.engine, scope, business_id, keys)
+
+    def claims_for_each(self, wanted: Mapping[tuple[str, str], Iterable[str]]) -> dict[tuple[str, str, str], Claim]:
+        """`claims_for` each (scope, business) and its keys, on one connection."""
+        return claims.claimed_each(self.engine, wanted)
 
     def orders_for(self, business_id: str | None, order_ids: Iterable[str]) -> dict[str, Order]:
         return kept_orders.orders_for(self.engine, business_id, order_ids)

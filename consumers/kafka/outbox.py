@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 from aiokafka import AIOKafkaProducer, TopicPartition
@@ -38,8 +38,7 @@ outbox = Table(
 Headers = list[tuple[str, bytes]]
 
 
-@dataclass(frozen=True)
-class Message:
+class Message(NamedTuple):
     target: str
     key: bytes | None
     value: bytes
@@ -56,32 +55,35 @@ class Owed:
 
 def owed(topics: Topics, records: Sequence[ConsumerRecord], outcomes: Sequence[Mapping[str, Any]]) -> list[Owed]:
     """Per partition, the messages the records owe, in record order."""
-    found: dict[TopicPartition, tuple[int, list[Message]]] = {}
+    found: dict[tuple[str, int], list[Message]] = {}
+    upto: dict[tuple[str, int], int] = {}
     for record, outcome in zip(records, outcomes):
-        tp = TopicPartition(record.topic, record.partition)
-        messages = found.get(tp, (0, []))[1]
-        messages.extend(_messages(topics, record, outcome))
-        found[tp] = (record.offset, messages)
-    return [Owed(tp, offset, messages) for tp, (offset, messages) in found.items()]
+        where = (record.topic, record.partition)
+        messages = found.get(where)
+        if messages is None:
+            messages = found[where] = []
+        _add_messages(messages, topics, record, outcome)
+        upto[where] = record.offset
+    return [Owed(TopicPartition(*where), upto[where], messages) for where, messages in found.items()]
 
 
-def _messages(topics: Topics, record: ConsumerRecord, outcome: Mapping[str, Any]) -> list[Message]:
+def _add_messages(out: list[Message], topics: Topics, record: ConsumerRecord, outcome: Mapping[str, Any]) -> None:
     source = f"{record.topic}/{record.partition}/{record.offset}".encode()
-    carried = [(n, v) for n, v in record.headers if n == CORRELATION_HEADER]
+    headers = record.headers
+    carried = [(n, v) for n, v in headers if n == CORRELATION_HEADER] if headers else []
+    carried.append((SOURCE_HEADER, source))
     command_id = outcome.get("command_id")
     # An unreadable command has no command_id: its outcome goes out with no key.
     # Copied to its own length: orjson returns its working buffer, 4 KB however short the
     # JSON, and an outcome waits in memory until the broker has it (`ledger serve` lets up to
     # eight batches of them wait).
     value = bytes(memoryview(orjson.dumps(outcome)))
-    out = [Message(topics.outcomes, command_id.encode() if command_id else None, value,
-                   [*carried, (SOURCE_HEADER, source)])]
+    out.append(Message(topics.outcomes, command_id.encode() if command_id else None, value, carried))
     if outcome.get("status") == "rejected":
         error = str((outcome.get("details") or {}).get("error", outcome.get("reason")))
         out.append(Message(topics.dlq, record.key, record.value or b"",
-                           [*((n, v) for n, v in record.headers if n != TOKEN_HEADER), (ERROR_HEADER, error.encode()[:error_header_bytes_max]),
+                           [*((n, v) for n, v in headers if n != TOKEN_HEADER), (ERROR_HEADER, error.encode()[:error_header_bytes_max]),
                             (SOURCE_HEADER, source)]))
-    return out
 
 
 # Text, not expressions: none built and compiled again on the path of every batch.
@@ -119,7 +121,7 @@ def pending(engine: Engine, group: str, partitions: Iterable[TopicPartition]) ->
 
 async def publish(producer: AIOKafkaProducer, entries: Sequence[Owed]) -> dict[TopicPartition, int]:
     """Send everything owed and wait until the broker has it all; returns the offsets now published."""
-    await send_all(producer, ((m.target, m.key, m.value, m.headers) for e in entries for m in e.messages))
+    await send_all(producer, (m for e in entries for m in e.messages))
     published: dict[TopicPartition, int] = {}
     for e in entries:
         published[e.tp] = max(published.get(e.tp, -1), e.offset)
@@ -128,8 +130,10 @@ async def publish(producer: AIOKafkaProducer, entries: Sequence[Owed]) -> dict[T
 
 def _encode(messages: list[Message]) -> bytes:
     # Bytes travel as latin-1 strings: one char a byte, so any bytes survive the JSON.
-    return orjson.dumps([[m.target, None if m.key is None else m.key.decode("latin-1"), m.value.decode("latin-1"),
-                          [[n, bytes(v or b"").decode("latin-1")] for n, v in m.headers]] for m in messages])
+    # (A tuple is written as a JSON array, as a list is.)
+    return orjson.dumps([(target, None if key is None else key.decode("latin-1"), value.decode("latin-1"),
+                          [(n, bytes(v or b"").decode("latin-1")) for n, v in headers])
+                         for target, key, value, headers in messages])
 
 
 def _decode(stored: bytes) -> list[Message]:
