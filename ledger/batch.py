@@ -97,5 +97,7 @@ class Batch:
 
 
 def _with_claim(item: Parsed | NotPermitted, events: list[ev.Event]) -> list[ev.Event]:
-    """The command as claimed goes on its first event: in the log, in the events' own transaction."""
-    return [ev.with_claim(events[0], claimed(item)), *events[1:]]
+    """The command as claimed goes on its first event: in the log, in the events' own transaction.
+    Set in place (see `ev.with_claim`): the list is the one `decide` just made."""
+    ev.with_claim(events[0], claimed(item))
+    return events

@@ -12,34 +12,41 @@ from ledger.webhook import Payment, Refusal
 Outcome = dict[str, Any]
 
 
+_ORDER_TYPES = frozenset({"PlaceOrder", "ApproveOrder"})
+_ESCALATING_TYPES = frozenset({"Escalate", "CompleteTurn"})
+
+
 def outcome(item: Parsed | NotPermitted | Rejection | Payment | Refusal, events: list[ev.Event]) -> Outcome:
     if isinstance(item, (Payment, Refusal)):
         return _payment_outcome(item, events)
     head = item.command if isinstance(item, Parsed) else item
+    kind = head.type
+    # Keys are set in the contract's order, each once: a later event's value replaces an earlier one's in place.
     out: Outcome = {
-        "command_id": head.command_id, "type": head.type, "business_id": head.business_id,
+        "command_id": head.command_id, "type": kind, "business_id": head.business_id,
         "status": "accepted", "reason": None, "fields": [], "conflicts": {}, "details": {},
-        "escalated": False, "duplicate": False, "events": [e.type for e in events],
+        "escalated": False, "duplicate": False, "events": [type(e).__name__ for e in events],
     }
-    if head.type in ("PlaceOrder", "ApproveOrder"):
-        out.update(order_id=None, total=None, lines=[])
-    elif head.type == "IssuePaymentLink":
-        out.update(payment_link=None, reused=False)
-    if head.type in ("Escalate", "CompleteTurn"):
+    if kind in _ORDER_TYPES:
+        out["order_id"] = out["total"] = None
+        out["lines"] = []
+    elif kind == "IssuePaymentLink":
+        out["payment_link"], out["reused"] = None, False
+    if kind in _ESCALATING_TYPES:
         out["escalation_id"] = None
     for e in events:
         if isinstance(e, ev.CommandBlocked):
-            out.update(status="blocked", reason=e.reason, fields=e.fields,
-                       conflicts=e.conflicts, details=e.details)
+            out["status"], out["reason"], out["fields"] = "blocked", e.reason, e.fields
+            out["conflicts"], out["details"] = e.conflicts, e.details
         elif isinstance(e, ev.CommandRejected):
-            out.update(status="rejected", reason=e.reason, details={"error": e.error})
+            out["status"], out["reason"], out["details"] = "rejected", e.reason, {"error": e.error}
         elif isinstance(e, ev.OrderPlaced):
-            out.update(order_id=e.order_id, total=e.total, lines=e.lines)
+            out["order_id"], out["total"], out["lines"] = e.order_id, e.total, e.lines
         elif isinstance(e, (ev.PaymentLinkIssued, ev.PaymentLinkResent)):
-            out.update(payment_link={"reference": e.reference, "url": e.url, "amount": e.amount},
-                       reused=isinstance(e, ev.PaymentLinkResent))
+            out["payment_link"] = {"reference": e.reference, "url": e.url, "amount": e.amount}
+            out["reused"] = isinstance(e, ev.PaymentLinkResent)
         elif isinstance(e, ev.EscalationRaised):
-            out.update(escalated=True, escalation_id=e.escalation_id)
+            out["escalated"], out["escalation_id"] = True, e.escalation_id
     return out
 
 
