@@ -165,7 +165,7 @@ class Ledger:
                      self._with_links if links else None).decide(items, keys)
 
     def _claimed(self, keys: Sequence[ClaimKey | None]) -> dict[ClaimKey, Claim]:
-        """The claims already made on these inputs' ids: one query a scope and business."""
+        """The claims already made on these inputs' ids: one query a scope and business, all on one connection."""
         wanted: dict[tuple[str, str], list[str]] = {}
         for key in keys:
             if key is not None:
