@@ -50,21 +50,33 @@ def links(previous: bytes, rows: Sequence[tuple[int, str, bytes]]) -> list[tuple
     return out
 
 
+HEAD = "SELECT position, hash FROM ledger_chain ORDER BY position DESC LIMIT 1"  # the last link written
+
+
 def head(conn: Connection) -> tuple[int, bytes]:
     """The last link written: (0, GENESIS) for an empty chain."""
-    row = conn.exec_driver_sql("SELECT position, hash FROM ledger_chain ORDER BY position DESC LIMIT 1").first()
+    return _head(conn.exec_driver_sql(HEAD).first())
+
+
+def _head(row: Any) -> tuple[int, bytes]:
     return (0, GENESIS) if row is None else (row[0], bytes(row[1]))
 
 
-def extend(conn: Connection, positions: Sequence[int], rows: Sequence[tuple[Any, int, str, bytes]]) -> None:
-    """Chain a batch the caller just appended, in its transaction, while it holds the write
-    lock (SQLite's one writer; the events table's lock on PostgreSQL): the head is stable."""
-    _, previous = head(conn)
-    _write(conn, links(previous, [(p, r[2], r[3]) for p, r in zip(positions, rows)]))
+def extend(conn: Connection, positions: Sequence[int], rows: Sequence[tuple[Any, int, str, bytes]],
+           head_row: Any) -> None:
+    """Chain a batch the caller just appended, in its transaction, from `head_row` (HEAD's row)
+    read while it holds the write lock (SQLite's one writer; the events table's lock on
+    PostgreSQL): the head is stable until the commit."""
+    _, previous = _head(head_row)
+    sql.insert_few(conn, "ledger_chain", _CHAIN_COLUMNS, ("bigint", "bytea"),
+                   links(previous, [(p, r[2], r[3]) for p, r in zip(positions, rows)]))
+
+
+_CHAIN_COLUMNS = ("position", "hash")
 
 
 def _write(conn: Connection, rows: Sequence[tuple[int, bytes]]) -> None:
-    sql.insert(conn, "ledger_chain", ("position", "hash"), rows)
+    sql.insert(conn, "ledger_chain", _CHAIN_COLUMNS, rows)
 
 
 def chain_legacy(engine: Engine, events_table: str) -> None:

@@ -5,7 +5,7 @@ goes in with the events it answered for, in their transaction, or not at all.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import Column, LargeBinary, MetaData, String, Table, Text
@@ -45,27 +45,15 @@ def insert(conn: Connection, new_claims: Sequence[Claim]) -> None:
 
 
 def claimed(engine: Engine, scope: str, business_id: str | None, keys: Iterable[str]) -> dict[str, Claim]:
-    """The claims this business already made on these keys, by key. Plain SQL to the driver:
-    compiling a SQLAlchemy expression would cost more than the lookup on a one-command batch."""
-    with engine.connect() as conn:
-        return _claimed(conn, scope, business_id, keys)
+    """The claims this business already made on these keys, by key."""
+    b = business_id or ""
+    return {key: claim for (_, _, key), claim in claimed_among(engine, ((scope, b, k) for k in keys)).items()}
 
 
-def claimed_each(engine: Engine, wanted: Mapping[tuple[str, str], Iterable[str]]) -> dict[tuple[str, str, str], Claim]:
-    """`claimed` for each (scope, business) and its keys, on one connection: (scope, business, key) -> claim."""
-    if not wanted:
-        return {}
-    with engine.connect() as conn:
-        return {(scope, b, key): claim for (scope, b), keys in wanted.items()
-                for key, claim in _claimed(conn, scope, b, keys).items()}
-
-
-def _claimed(conn: Connection, scope: str, business_id: str | None, keys: Iterable[str]) -> dict[str, Claim]:
-    found: dict[str, Claim] = {}
-    for some in sql.chunks(keys):
-        chunk = sql.padded(some, sql.keys_per_query_max)
-        rows = sql.query(conn, f"SELECT {', '.join(_COLUMNS)} FROM ledger_claims WHERE scope = ?"
-                         f" AND business_id = ? AND key IN ({', '.join('?' * len(chunk))})",
-                         (scope, business_id or "", *chunk))
-        found.update({r[2]: Claim(r[0], r[1], r[2], r[3], bytes(r[4])) for r in rows})
-    return found
+def claimed_among(engine: Engine, keys: Iterable[tuple[str, str, str]]) -> dict[tuple[str, str, str], Claim]:
+    """The claims already made on these (scope, business id, key)s, by them: one query on
+    PostgreSQL whatever the businesses. Plain SQL to the driver: compiling a SQLAlchemy
+    expression would cost more than the lookup on a one-command batch."""
+    with sql.reading(engine) as conn:
+        rows = sql.lookup(conn, claims.name, _COLUMNS, _COLUMNS[:3], keys)
+    return {(r[0], r[1], r[2]): Claim(r[0], r[1], r[2], r[3], bytes(r[4])) for r in rows}

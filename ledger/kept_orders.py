@@ -71,19 +71,17 @@ def keep(conn: Connection, kept: Sequence[KeptOrder], on_conflict: str = _ORDER_
 def orders_for(engine: Engine, business_id: str | None, order_ids: Iterable[str]) -> dict[str, Order]:
     """Orders the writer no longer keeps in memory, as the last write left them."""
     found: dict[str, Order] = {}
-    with engine.connect() as conn:
-        for chunk in sql.chunks(order_ids):
-            rows = conn.execute(select(orders).where(
-                orders.c.business_id == (business_id or ""), orders.c.order_id.in_(chunk)))
-            for r in rows:
-                live = None if r.link_reference is None else Link(r.link_reference, r.link_url, r.link_amount)
-                found[r.order_id] = Order(r.customer_id, r.total, r.paid, live)
+    with sql.reading(engine) as conn:
+        b = business_id or ""
+        rows = sql.lookup(conn, orders.name, _ORDER_COLUMNS, _ORDER_COLUMNS[:2], ((b, i) for i in order_ids))
+    for _, order_id, customer_id, total, paid, reference, url, amount in rows:
+        found[order_id] = Order(customer_id, total, paid, None if reference is None else Link(reference, url, amount))
     return found
 
 
 def link_order(engine: Engine, business_id: str | None, reference: str) -> str | None:
     """The order a link reference was issued for (voided links too)."""
-    with engine.connect() as conn:
+    with sql.reading(engine) as conn:
         return conn.execute(select(links.c.order_id).where(
             links.c.business_id == (business_id or ""), links.c.reference == reference)).scalar()
 

@@ -54,7 +54,7 @@ def notifications(engine: Engine, t: Table, start: int = 1, stop: int | None = N
         query = query.where(t.c.topic.in_(list(types)))
     query = query.order_by(key).limit(notifications_page_max)
     while True:
-        with engine.connect() as conn:
+        with sql.reading(engine) as conn:
             result = conn.execute(query.where(key > after))
             page = result.cursor.fetchall()
             result.close()
@@ -68,7 +68,7 @@ def notifications(engine: Engine, t: Table, start: int = 1, stop: int | None = N
 def events_at(engine: Engine, t: Table, positions: Iterable[int]) -> dict[int, ev.Event]:
     """The events at these positions (those that exist), by position."""
     found: dict[int, ev.Event] = {}
-    with engine.connect() as conn:
+    with sql.reading(engine) as conn:
         for chunk in sql.chunks(sorted(positions)):
             page = conn.execute(select(t.c.id, t.c.topic, t.c.state).where(t.c.id.in_(chunk))).all()
             found.update(codec.decode_page([(r[0], r[1], bytes(r[2])) for r in page]))

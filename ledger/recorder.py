@@ -16,6 +16,7 @@ from ledger import chain, sql
 
 _STREAMS = uuid.UUID("6f1c9a52-2b8e-4f6e-9b1d-4d1e5c0a7b3e")
 _COLUMNS = ("originator_id", "originator_version", "topic", "state")
+_TYPES = ("uuid", "bigint", "text", "bytea")  # PostgreSQL's
 
 Row = tuple[uuid.UUID, int, str, bytes]  # stream, version, topic, state
 
@@ -34,13 +35,13 @@ class Recorder(SQLAlchemyApplicationRecorder):
         return self.events_record_cls.__table__.name
 
     def append(self, conn: Connection, rows: Sequence[Row]) -> list[int]:
-        """(stream, version, topic, state) rows in; their positions out, in order, each chained."""
-        table = self.table_name
-        self._lock_table(conn)  # PostgreSQL: positions become visible in commit order
+        """(stream, version, topic, state) rows in; their positions out, in order, each chained.
+        The table stays locked to other writers until the commit (so positions become visible
+        in order), and the chain's head with it."""
         as_uuid = sql.uuid_value(conn)
-        sql.insert(conn, table, _COLUMNS, [(as_uuid(stream), version, topic, state)
-                                           for stream, version, topic, state in rows])
-        positions = sql.last_ids(conn, table, len(rows))
-        chain.extend(conn, positions, rows)
-        sql.notify(conn, self.channel_name)
+        positions, head = sql.append_numbered(
+            conn, self.table_name, _COLUMNS, _TYPES,
+            [(as_uuid(stream), version, topic, state) for stream, version, topic, state in rows],
+            self.channel_name, chain.HEAD)
+        chain.extend(conn, positions, rows, head)
         return positions

@@ -165,12 +165,9 @@ class Ledger:
                      self._with_links if links else None).decide(items, keys)
 
     def _claimed(self, keys: Sequence[ClaimKey | None]) -> dict[ClaimKey, Claim]:
-        """The claims already made on these inputs' ids: one query a scope and business, all on one connection."""
-        wanted: dict[tuple[str, str], list[str]] = {}
-        for key in keys:
-            if key is not None:
-                wanted.setdefault(key[:2], []).append(key[2])
-        return self.store.claims_for_each(wanted)
+        """The claims already made on these inputs' ids: one query a batch on PostgreSQL, one
+        a scope and business on SQLite, all on one connection."""
+        return self.store.claims_among(key for key in keys if key is not None)
 
     def _poisoned(self, items: list[Item]) -> tuple[int, Exception] | None:
         """The first input the database refuses, and its error; None if the batch's own

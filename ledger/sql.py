@@ -1,25 +1,28 @@
 """Everything that differs between SQLite and PostgreSQL, in one place.
 
 The rest of the product writes its SQL once, with `?` marks, and asks here for whatever the
-two backends do differently: how a URL is opened, the driver's own cursor and mark style,
-bulk inserts (COPY on PostgreSQL), the ids an insert was given, table locks, a consistent
-snapshot, and a lease one process holds at a time. Nothing outside this module looks at the
-dialect. Statements go to the driver itself where rows are many: SQLAlchemy's per-row
-parameter handling cost more than the work around it.
+two backends do differently: how a URL is opened (urls.py), the driver's own cursor and mark
+style, lookups by key, bulk inserts (COPY on PostgreSQL), the ids an insert was given, table
+locks, a consistent snapshot, and a lease one process holds at a time. Nothing outside this
+module looks at the dialect; PostgreSQL's ways to fewer round trips are in pg.py, called from
+here. Statements go to the driver itself where rows are many: SQLAlchemy's per-row parameter
+handling cost more than the work around it.
 """
 from __future__ import annotations
 
-import os
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from sqlalchemy import event
-from sqlalchemy.engine import Connection, Engine, make_url
-from sqlalchemy.exc import ArgumentError, IntegrityError
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import IntegrityError
 
+from ledger import pg
 from ledger.lease import AdvisoryLease, FileLease, Lease, lease_key
+# How a URL is read: callers find these here, with the rest of what differs between the two.
+from ledger.urls import extra_for, missing_file, url_problem, with_driver  # noqa: F401
 
 _POSTGRESQL = "postgresql"
 keys_per_query_max = 500  # an IN list's keys, at most
@@ -31,61 +34,13 @@ def _postgres(conn: Connection | Engine) -> bool:
     return conn.dialect.name == _POSTGRESQL
 
 
-# --- URLs and opening -------------------------------------------------------------
-
-# The databases (and their drivers) the ledger ships with and is tested on, and the install
-# extra a server's driver comes in.
-_DRIVERS = {"sqlite": ("pysqlite",), _POSTGRESQL: ("psycopg",)}
-_EXTRAS = {_POSTGRESQL: "postgres"}
-_EXPECTED = "sqlite:///PATH or postgresql://USER@HOST/DB"
-
-
-def with_driver(url: str) -> str:
-    """A PostgreSQL URL that names no driver gets psycopg 3, the driver the ledger ships."""
-    for plain in ("postgresql://", "postgres://"):
-        if url.startswith(plain):
-            return "postgresql+psycopg://" + url[len(plain):]
-    return url
-
-
-def url_problem(url: str) -> str | None:
-    """Why the ledger cannot use `url` (a database or driver it does not ship), or None."""
-    try:
-        parsed = make_url(url)
-    except (ArgumentError, ValueError):
-        return f"not a database URL (expected {_EXPECTED})"
-    if parsed.get_driver_name() not in _DRIVERS.get(parsed.get_backend_name(), ()):
-        return f"unsupported database {parsed.drivername!r}; use {_EXPECTED}"
-    return None
-
-
-def extra_for(url: str) -> str | None:
-    """The install extra whose driver `url` needs (SQLite's is Python's own)."""
-    return _EXTRAS.get(make_url(url).get_backend_name())
-
-
-def missing_file(url: str) -> str | None:
-    """The path of a SQLite URL's file when there is none (an in-memory database holds no
-    ledger either); None for a server, or a file that is there."""
-    parsed = make_url(url)
-    if parsed.get_backend_name() != "sqlite":
-        return None
-    path = parsed.database or ":memory:"
-    if path == ":memory:":
-        return path  # a fresh in-memory database: no ledger in it
-    if path.startswith("file:"):
-        return None  # a URI filename: the driver opens it as it says
-    return None if os.path.exists(path) else path
-
-
-def engine_options(url: str) -> dict[str, Any]:
-    """PostgreSQL's connections can go stale across a server restart: test each on checkout."""
-    return {"pool_pre_ping": True} if make_url(url).get_backend_name() == _POSTGRESQL else {}
-
+# --- opening ----------------------------------------------------------------------
 
 def tune(engine: Engine) -> None:
     if engine.dialect.name == "sqlite":
         event.listen(engine, "connect", _sqlite_pragmas)
+    elif _postgres(engine):
+        pg.tune(engine)
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
@@ -134,6 +89,31 @@ def padded(keys: Sequence[Any], keys_max: int) -> list[Any]:
     return [*keys, *keys[-1:] * (min(size, keys_max) - len(keys))]
 
 
+def lookup(conn: Connection, table: str, columns: Sequence[str], key_columns: Sequence[str],
+           keys: Iterable[tuple[str, ...]]) -> list[tuple]:
+    """`columns` of the rows of `table` whose text `key_columns` (a unique key, in its order)
+    hold one of `keys`, as the driver's tuples. PostgreSQL: see `pg.lookup`. SQLite: an IN
+    list on the last column for each value of the others, in lists of a few sizes."""
+    wanted = list(dict.fromkeys(keys))
+    if not wanted:
+        return []
+    if _postgres(conn):
+        return pg.lookup(conn, table, columns, key_columns, wanted)
+    names = ", ".join(f'"{c}"' for c in columns)
+    *leading, last = key_columns
+    where = "".join(f'"{c}" = ? AND ' for c in leading)
+    by_leading: dict[tuple[str, ...], list[str]] = {}
+    for key in wanted:
+        by_leading.setdefault(key[:-1], []).append(key[-1])
+    found: list[tuple] = []
+    for values, lasts in by_leading.items():
+        for some in chunks(lasts):
+            chunk = padded(some, keys_per_query_max)
+            found += query(conn, f'SELECT {names} FROM "{table}" WHERE {where}"{last}" IN'
+                           f' ({", ".join("?" * len(chunk))})', (*values, *chunk))
+    return found
+
+
 @contextmanager
 def cursor(conn: Connection, server_side: str | None = None) -> Iterator[Any]:
     """The driver's own cursor: plain tuples. On PostgreSQL in binary (a bytea in text would
@@ -150,14 +130,26 @@ def cursor(conn: Connection, server_side: str | None = None) -> Iterator[Any]:
         made.close()
 
 
+@contextmanager
+def reading(engine: Engine) -> Iterator[Connection]:
+    """A connection for reads that need no transaction around them (each statement sees
+    what was committed when it started). On PostgreSQL in autocommit: no BEGIN and ROLLBACK
+    round trips around a lookup."""
+    conn = engine.connect()
+    if _postgres(engine):
+        conn = conn.execution_options(isolation_level="AUTOCOMMIT")
+    with conn:
+        yield conn
+
+
 def pages(engine: Engine, sql: str, after: int, stop: int | None, rows_max: int) -> Iterator[list[tuple]]:
     """The rows of `sql`, keyed and ordered by their first column, a page of `rows_max` a query.
 
     `sql` takes the key to start after, then `stop` when one is given, and ends in
     `LIMIT rows_max`. A connection a page: no snapshot is held open for the whole table."""
     while True:
-        with engine.connect() as conn, cursor(conn) as reading:
-            page = reading.execute(driver_sql(conn, sql), (after,) if stop is None else (after, stop)).fetchall()
+        with reading(engine) as conn, cursor(conn) as rows:
+            page = rows.execute(driver_sql(conn, sql), (after,) if stop is None else (after, stop)).fetchall()
         if page:
             yield page
         if len(page) < rows_max:
@@ -204,23 +196,30 @@ def _uuid_bytes(value: uuid.UUID) -> bytes:
     return value.bytes
 
 
-def last_ids(conn: Connection, table: str, count: int) -> list[int]:
-    """The ids the last `count` rows inserted into `table` were given, in order, while the
-    caller holds the table's write lock. SQLite: the id is the rowid, given as max + 1, and
-    the transaction holds its one write lock. PostgreSQL: the table lock keeps every other
-    writer's inserts out until the commit, so the sequence gave them consecutive ids, the
-    last being this session's currval."""
+def insert_few(conn: Connection, table: str, columns: Sequence[str], types: Sequence[str],
+               rows: Sequence[Sequence[Any]]) -> None:
+    """A batch's few rows into `table`: on PostgreSQL one INSERT of arrays (`types`: the
+    columns' types there), one round trip where COPY takes two. Only for columns that hold no
+    input text: a refusal of text would read differently from COPY's."""
     if _postgres(conn):
-        last = conn.exec_driver_sql(f"SELECT currval(pg_get_serial_sequence('{table}', 'id'))").scalar()
+        pg.insert_arrays(conn, table, columns, types, rows)
     else:
-        last = conn.exec_driver_sql(f'SELECT max(id) FROM "{table}"').scalar()
-    return list(range(last - count + 1, last + 1))
+        insert(conn, table, columns, rows)
 
 
-def notify(conn: Connection, channel: str) -> None:
-    """PostgreSQL's NOTIFY, as the eventsourcing library sends for its subscribers."""
+def append_numbered(conn: Connection, table: str, columns: Sequence[str], types: Sequence[str],
+                    rows: Sequence[Sequence[Any]], channel: str, read: str) -> tuple[list[int], tuple | None]:
+    """Rows into `table`, whose `id` the database numbers, holding its write lock until the
+    commit, so that ids become visible in order; a NOTIFY on `channel` at the commit, as the
+    eventsourcing library sends for its subscribers; and the first row of `read` while the
+    lock is held. Returns the rows' ids, in order, and that row. PostgreSQL: see
+    `pg.append_numbered`. SQLite: the insert takes the one write lock (a read before it could
+    see a snapshot another writer has since moved on from), then its ids are the last rowids."""
     if _postgres(conn):
-        conn.exec_driver_sql(f"NOTIFY {channel}")
+        return pg.append_numbered(conn, table, columns, types, rows, channel, read)
+    insert(conn, table, columns, rows)
+    last = conn.exec_driver_sql(f'SELECT max(id) FROM "{table}"').scalar()
+    return list(range(last - len(rows) + 1, last + 1)), conn.exec_driver_sql(read).first()
 
 
 # --- schema changes and consistent reads ------------------------------------------

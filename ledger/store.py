@@ -7,7 +7,7 @@ opens the database and writes a batch's parts in one transaction, or none of the
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from eventsourcing.persistence import IntegrityError, OperationalError, PersistenceError
@@ -30,7 +30,7 @@ __all__ = ["Claim", "IntegrityError", "KeptOrder", "OperationalError", "Persiste
 class Store:
     def __init__(self, url: str):
         self.url = url
-        self.datastore = SQLAlchemyDatastore(url=url, **sql.engine_options(url))
+        self.datastore = SQLAlchemyDatastore(url=url)
         assert self.datastore.engine is not None
         self.engine = self.datastore.engine
         sql.tune(self.engine)
@@ -73,9 +73,10 @@ class Store:
     def claims_for(self, scope: str, business_id: str | None, keys: Iterable[str]) -> dict[str, Claim]:
         return claims.claimed(self.engine, scope, business_id, keys)
 
-    def claims_for_each(self, wanted: Mapping[tuple[str, str], Iterable[str]]) -> dict[tuple[str, str, str], Claim]:
-        """`claims_for` each (scope, business) and its keys, on one connection."""
-        return claims.claimed_each(self.engine, wanted)
+    def claims_among(self, keys: Iterable[tuple[str, str, str]]) -> dict[tuple[str, str, str], Claim]:
+        """The claims made on these (scope, business id or "", key)s, in one query on
+        PostgreSQL however many businesses: a batch's, at once."""
+        return claims.claimed_among(self.engine, keys)
 
     def orders_for(self, business_id: str | None, order_ids: Iterable[str]) -> dict[str, Order]:
         return kept_orders.orders_for(self.engine, business_id, order_ids)
