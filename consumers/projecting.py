@@ -7,6 +7,10 @@ process that does both while the writer decides the next batch puts the second c
 work. The child reads what was written back from the log and commits its own progress, as
 any projector or relay does, so it can stop or die at any point and the next one (by
 anyone) carries on from the stored position.
+
+Each writer has its child, but one child at a time relays (the relay's lease) and one
+projects (the projections' lease): with two `ledger serve` processes, the child that relays
+also projects, from the events the relay already read and decoded, and the other waits.
 """
 from __future__ import annotations
 
@@ -16,20 +20,22 @@ import logging
 import multiprocessing
 import os
 import signal
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 
 from ledger.retry import first_line
 from consumers.follow import Follower
 from consumers.kafka.topics import Topics
-from ledger import events as ev
+from ledger import events as ev, sql
 from ledger.store import Store
 from projections.projector import Projector
 
 log = logging.getLogger("ledger.projections")
 
 drain_s = 10.0  # at the end, how long a step in hand and then the last events may take (the rest: next start)
+projections_lease = "ledger-projections"
+fresh_events_max = 20_000  # events the relay sent kept for the next projection step, at most
 
 
 @dataclass(frozen=True)
@@ -110,8 +116,8 @@ async def _follow(store: Store, wakes: Connection, relay_to: RelayTo | None) -> 
     """Follow every second (others write too), and sooner when woken; when the writer is done
     (or gone), follow once more and end."""
     done = asyncio.Event()
-    projecting = _Projecting(store)
     relaying = _Relaying(store, relay_to) if relay_to else None
+    projecting = _Projecting(store, relaying)
     followers = [Follower("projections", projecting.step)]
     if relaying is not None:  # first: an event waits on the relay, a projection on nobody
         followers.insert(0, Follower("event relay", relaying.step))
@@ -161,26 +167,56 @@ async def _last_steps(tasks: list[asyncio.Task], projecting: _Projecting, relayi
 
 
 class _Projecting:
-    def __init__(self, store: Store):
-        self.store = store
+    """One process's children at a time project (a lease): with two `ledger serve` processes,
+    the one that relays, which hands over the events it read and decoded to send."""
+
+    def __init__(self, store: Store, relaying: _Relaying | None):
+        self.store, self.relaying = store, relaying
         self.projector: Projector | None = None  # made at the first step: the database may be away
+        self.lease = sql.lease(store.engine, projections_lease)
+        self.fresh: list[tuple[int, ev.Event]] = []  # what the relay sent since the last step
+        if relaying is not None:
+            relaying.sent = self._sent
+
+    def _sent(self, page: list[tuple[int, ev.Event]]) -> None:
+        self.fresh += page
+        if len(self.fresh) > fresh_events_max:
+            self.fresh = []  # the projections are that far behind: they read the log instead
 
     async def step(self) -> None:
-        await asyncio.to_thread(self._catch_up)
+        fresh, self.fresh = self.fresh, []
+        await asyncio.to_thread(self._catch_up, fresh)
 
-    def _catch_up(self) -> None:
+    def _catch_up(self, fresh: list[tuple[int, ev.Event]]) -> None:
+        if self.relaying is not None and not self.relaying.may_project():
+            self.lease.release()  # another process relays: it projects too
+            return
+        if not self.lease.hold():
+            return
         self.projector = self.projector or Projector(self.store)
-        self.projector.catch_up()
+        last, _ = self.projector.tracked()
+        # The events the relay read are used as they are if they are exactly the next ones.
+        self.projector.catch_up(written=[e for e in fresh if e[0] > last])
 
 
 class _Relaying:
     def __init__(self, store: Store, to: RelayTo):
         self.store, self.to = store, to
         self.relay = None  # the producer is started at the first step: the broker may be away
+        self.sent: Callable[[list[tuple[int, ev.Event]]], None] | None = None  # each page the relay sent
+        self.relayed = False  # whether this process held the relay's lease at its last step
 
     async def step(self) -> None:
-        self.relay = self.relay or await _started_relay(self.store, self.to)
-        await self.relay.catch_up()
+        self.relay = self.relay or await _started_relay(self.store, self.to, self.sent)
+        try:
+            await self.relay.catch_up()
+        finally:
+            self.relayed = self.relay.relaying()
+
+    def may_project(self) -> bool:
+        """False once this process's relay has found that another process relays (and so
+        projects); until the relay has started (the broker may be away), True."""
+        return self.relay is None or self.relayed
 
     async def last(self) -> None:
         if self.relay is None:
@@ -195,7 +231,7 @@ class _Relaying:
             self.relay.close()
 
 
-async def _started_relay(store: Store, to: RelayTo):
+async def _started_relay(store: Store, to: RelayTo, sent: Callable[[list[tuple[int, ev.Event]]], None] | None):
     # Imported here: only a child that relays needs the Kafka client.
     from consumers.kafka.clients import producer as new_producer
     from consumers.kafka.relay import Relay
@@ -206,4 +242,4 @@ async def _started_relay(store: Store, to: RelayTo):
     except Exception:
         await producer.stop()
         raise
-    return Relay(store, producer, to.topics)
+    return Relay(store, producer, to.topics, sent)

@@ -36,9 +36,12 @@ class Lease:
         holder, self._holder = self._holder, None
         if holder is not None:
             try:
-                holder.close()  # closing the connection or the file lets the lock go
+                self._let_go(holder)
             except Exception:
                 pass
+
+    def _let_go(self, holder: Any) -> None:
+        holder.close()  # closing the file lets the lock go
 
 
 class AdvisoryLease(Lease):
@@ -48,12 +51,12 @@ class AdvisoryLease(Lease):
     def hold(self) -> bool:
         try:
             if self._holder is not None:
-                self._holder.execute(text("SELECT 1"))  # still connected, so still held
-                self._holder.commit()
+                self._holder.exec_driver_sql("SELECT 1").scalar()  # still connected, so still held
                 return True
-            conn = self.engine.connect()
+            # In autocommit: a session's advisory lock outlives transactions, and each check is
+            # one round trip (no BEGIN, no COMMIT).
+            conn = self.engine.connect().execution_options(isolation_level="AUTOCOMMIT")
             got = conn.execute(text("SELECT pg_try_advisory_lock(:k)"), {"k": self._key}).scalar()
-            conn.commit()
             if got:
                 self._holder = conn
             else:
@@ -62,6 +65,11 @@ class AdvisoryLease(Lease):
         except Exception:
             self.release()
             raise
+
+    def _let_go(self, holder: Any) -> None:
+        # Closed for good, not back to the pool, where its session would keep holding the lock.
+        holder.invalidate()
+        holder.close()
 
 
 class FileLease(Lease):

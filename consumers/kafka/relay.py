@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from itertools import islice
 
 import orjson
@@ -42,8 +42,10 @@ relay_positions = Table(
 
 
 class Relay:
-    def __init__(self, store: Store, producer: AIOKafkaProducer, topics: Topics):
-        self.store, self.producer, self.topics = store, producer, topics
+    def __init__(self, store: Store, producer: AIOKafkaProducer, topics: Topics,
+                 sent: Callable[[list[tuple[int, Event]]], None] | None = None):
+        """`sent`: told each page of (position, event) once the broker has it."""
+        self.store, self.producer, self.topics, self.sent = store, producer, topics, sent
         self.name = topics.events
         self.lease = sql.lease(store.engine, f"ledger-relay:{self.name}")
         # The position sent (and acknowledged) up to, and the one stored; None: read it first.
@@ -61,6 +63,8 @@ class Relay:
             await send_all(self.producer, self._messages(page))
             self._reached = page[-1][0]
             sent += len(page)
+            if self.sent is not None:
+                self.sent(page)
             if len(page) < relay_events_max:
                 break
         if time.monotonic() - self._stored_at >= store_interval_s:
@@ -81,6 +85,10 @@ class Relay:
             await asyncio.to_thread(self._advance, stored, reached)
             self._stored = reached
         self._stored_at = time.monotonic()
+
+    def relaying(self) -> bool:
+        """Whether this process held the lease at its last look (it relays; no other does)."""
+        return self.lease.held
 
     def close(self) -> None:
         self.lease.release()
