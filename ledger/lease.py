@@ -67,7 +67,13 @@ class AdvisoryLease(Lease):
             raise
 
     def _let_go(self, holder: Any) -> None:
-        # Closed for good, not back to the pool, where its session would keep holding the lock.
+        # Unlocked first, so another process may take it as soon as this returns (a closed
+        # connection's session lets go only when the server has seen it end); then closed
+        # for good, not back to the pool, where a session whose unlock failed would keep it.
+        try:
+            holder.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": self._key})
+        except Exception:
+            pass  # the connection is gone: so is its session, and the lock with it
         holder.invalidate()
         holder.close()
 
