@@ -47,6 +47,31 @@ def decode_page(rows: Sequence[tuple[int, str, bytes]]) -> list[tuple[int, Event
     return [(position, _event(registry[topic], load(state))) for position, topic, state in rows]
 
 
+def fields_page(rows: Sequence[tuple[int, str, bytes]]) -> list[tuple[int, type[Event], dict[str, Any]]]:
+    """(position, topic, state) rows to (position, event type, fields) triples, the fields
+    exactly as `decode`'s event would hold them (`vars(event)`: defaults filled in, an
+    unknown or missing field the same TypeError), without the event itself: for a fold that
+    reads fields (a replay), one object fewer an event."""
+    clean = _LONG_DIGITS not in b" ".join([state for _, _, state in rows]).translate(_DIGITS_AS_ZERO)
+    load, kinds = orjson.loads if clean else loads, _KINDS
+    return [(position, kind, data if data.keys() == names else vars(kind(**data)))
+            for position, topic, state in rows
+            for kind, names in (kinds[topic],)
+            for data in (load(state),)]
+
+
+class _Kinds(dict):
+    """topic -> (event type, its field names), as `Event.registry` holds them (a KeyError for an unknown topic)."""
+
+    def __missing__(self, topic: str) -> tuple[type[Event], frozenset[str]]:
+        cls = Event.registry[topic]
+        self[topic] = found = (cls, _field_names(cls))
+        return found
+
+
+_KINDS = _Kinds()
+
+
 def _event(cls: type[Event], data: dict[str, Any]) -> Event:
     if data.keys() != _field_names(cls):
         return cls(**data)  # defaults to fill in, or a TypeError to raise: the constructor's job

@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy import Column, Text
 
 from ledger import events as ev
-from projections.rows import Json, View, canonical, dispatch, projection_table
+from projections.rows import Fields, Json, View, canonical, dispatch, projection_table
 
 webhook_type = "PaymentWebhook"
 
@@ -37,26 +37,26 @@ blocks = projection_table(
 tables = (blocks,)
 
 
-def _row(position: int, e: Any, command_type: str | None, status: str, fields: list | None = None,
+def _row(position: int, e: Fields, command_type: str | None, status: str, fields: list | None = None,
          details: dict | None = None, conflicts: dict | None = None) -> list[Any]:
     """The row in the table's column order."""
-    return [position, e.command_id, e.business_id, e.agent_id, e.conversation_id, e.turn_id,
-            command_type, status, e.reason, canonical(fields) if fields else "[]",
+    return [position, e["command_id"], e["business_id"], e["agent_id"], e["conversation_id"], e["turn_id"],
+            command_type, status, e["reason"], canonical(fields) if fields else "[]",
             canonical(details) if details else "{}", canonical(conflicts) if conflicts else "{}",
-            None if e.claimed is None else canonical(e.claimed["facts"]), e.recorded_at]
+            None if e["claimed"] is None else canonical(e["claimed"]["facts"]), e["recorded_at"]]
 
 
-def _blocked(view: View, position: int, e: ev.CommandBlocked) -> None:
-    view.append(blocks, _row(position, e, e.command_type, "blocked", e.fields, e.details, e.conflicts))
+def _blocked(view: View, position: int, e: Fields) -> None:
+    view.append(blocks, _row(position, e, e["command_type"], "blocked", e["fields"], e["details"], e["conflicts"]))
 
 
-def _rejected(view: View, position: int, e: ev.CommandRejected) -> None:
-    view.append(blocks, _row(position, e, e.command_type, "rejected", details={"error": e.error}))
+def _rejected(view: View, position: int, e: Fields) -> None:
+    view.append(blocks, _row(position, e, e["command_type"], "rejected", details={"error": e["error"]}))
 
 
-def _refused(view: View, position: int, e: ev.WebhookRefused) -> None:
+def _refused(view: View, position: int, e: Fields) -> None:
     view.append(blocks, _row(position, e, webhook_type, "refused",
-                             details={"error": e.error, "provider_event_id": e.provider_event_id}))
+                             details={"error": e["error"], "provider_event_id": e["provider_event_id"]}))
 
 
 KEYS: dict = {}  # nothing is read back: a position past the projector's is never stored yet

@@ -5,7 +5,7 @@ from sqlalchemy import Column, Table, Text, select
 from sqlalchemy.engine import Connection
 
 from ledger import events as ev
-from projections.rows import Key, View, at, dispatch, projection_table
+from projections.rows import Fields, Key, View, at, dispatch, projection_table
 
 businesses = projection_table(
     "proj_businesses", ("business_id",),
@@ -16,17 +16,17 @@ tables = (businesses,)
 _CURRENCY = at(businesses, "currency")
 
 
-def _keys(e: ev.Event) -> list[tuple[Table, Key]]:
-    return [(businesses, (e.business_id,))]
+def _keys(e: Fields) -> list[tuple[Table, Key]]:
+    return [(businesses, (e["business_id"],))]
 
 
-def _currency_set(view: View, position: int, e: ev.CurrencySet) -> None:
-    key = (e.business_id,)
+def _currency_set(view: View, position: int, e: Fields) -> None:
+    key = (e["business_id"],)
     row = view.get(businesses, key)
     if row is None:
-        view.put(businesses, key, [position, e.business_id, e.currency])
+        view.put(businesses, key, [position, e["business_id"], e["currency"]])
     else:
-        row[_CURRENCY] = e.currency
+        row[_CURRENCY] = e["currency"]
         view.put(businesses, key, row)
 
 

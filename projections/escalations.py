@@ -7,7 +7,7 @@ from __future__ import annotations
 from sqlalchemy import Column, Table, Text
 
 from ledger import events as ev
-from projections.rows import Key, View, at, dispatch, projection_table
+from projections.rows import Fields, Key, View, at, dispatch, projection_table
 
 escalations = projection_table(
     "proj_escalations", ("business_id", "escalation_id"),
@@ -24,23 +24,23 @@ escalations = projection_table(
 tables = (escalations,)
 
 
-def _keys(e: ev.Event) -> list[tuple[Table, Key]]:
-    return [(escalations, (e.business_id, e.escalation_id))]
+def _keys(e: Fields) -> list[tuple[Table, Key]]:
+    return [(escalations, (e["business_id"], e["escalation_id"]))]
 
 
 _STATUS, _CLOSED_AT = at(escalations, "status"), at(escalations, "closed_at")
 
 
-def _raised(view: View, position: int, e: ev.EscalationRaised) -> None:
-    key = (e.business_id, e.escalation_id)
+def _raised(view: View, position: int, e: Fields) -> None:
+    key = (e["business_id"], e["escalation_id"])
     if view.get(escalations, key) is None:
-        view.put(escalations, key, [position, e.business_id, e.escalation_id, e.conversation_id, e.turn_id,
-                                    e.cause, e.reason, "open", e.recorded_at, None])  # in column order
+        view.put(escalations, key, [position, e["business_id"], e["escalation_id"], e["conversation_id"], e["turn_id"],
+                                    e["cause"], e["reason"], "open", e["recorded_at"], None])  # in column order
 
 
-def _change(view: View, e: ev.EscalationAcknowledged | ev.EscalationClosed, changes: dict[int, str]) -> None:
+def _change(view: View, e: Fields, changes: dict[int, str]) -> None:
     """The escalation's row with these columns changed; an escalation without a row stays without."""
-    key = (e.business_id, e.escalation_id)
+    key = (e["business_id"], e["escalation_id"])
     row = view.get(escalations, key)
     if row is not None:
         for column, value in changes.items():
@@ -48,12 +48,12 @@ def _change(view: View, e: ev.EscalationAcknowledged | ev.EscalationClosed, chan
         view.put(escalations, key, row)
 
 
-def _acknowledged(view: View, position: int, e: ev.EscalationAcknowledged) -> None:
+def _acknowledged(view: View, position: int, e: Fields) -> None:
     _change(view, e, {_STATUS: "acknowledged"})
 
 
-def _closed(view: View, position: int, e: ev.EscalationClosed) -> None:
-    _change(view, e, {_STATUS: e.resolution, _CLOSED_AT: e.recorded_at})
+def _closed(view: View, position: int, e: Fields) -> None:
+    _change(view, e, {_STATUS: e["resolution"], _CLOSED_AT: e["recorded_at"]})
 
 
 HANDLERS = {ev.EscalationRaised: _raised, ev.EscalationAcknowledged: _acknowledged, ev.EscalationClosed: _closed}

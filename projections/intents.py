@@ -12,7 +12,7 @@ import itertools
 from sqlalchemy import Column, Table, Text
 
 from ledger import codec, events as ev
-from projections.rows import Json, Key, View, at, canonical, dispatch, projection_table
+from projections.rows import Fields, Handler, Json, Key, View, at, canonical, dispatch, projection_table
 
 INTENT_TABLE_VERSION = 2  # 2: agent_ids
 
@@ -45,39 +45,36 @@ intents = projection_table(
 tables = (intents,)
 
 
-def label(event: ev.Event) -> str | None:
-    kind = event.type
-    if kind in _BY_REASON:
-        return LABELS.get((kind, event.reason)) or LABELS.get((kind, None))
-    return LABELS.get((kind, None))
-
-
-_BY_REASON = {kind for kind, reason in LABELS if reason is not None}
-
-
-def _keys(event: ev.Event) -> list[tuple[Table, Key]]:
-    if event.business_id is None or event.conversation_id is None or event.turn_id is None:
+def _keys(e: Fields) -> list[tuple[Table, Key]]:
+    if e["business_id"] is None or e["conversation_id"] is None or e["turn_id"] is None:
         return []
-    return [(intents, (event.business_id, event.conversation_id, event.turn_id))]
+    return [(intents, (e["business_id"], e["conversation_id"], e["turn_id"]))]
 
 
-def _labelled(view: View, position: int, event: ev.Event) -> None:
-    business_id, conversation_id, turn_id = event.business_id, event.conversation_id, event.turn_id
-    if business_id is None or conversation_id is None or turn_id is None:
-        return
-    turn = (business_id, conversation_id, turn_id)
-    found = _TYPE_LABEL[type(event)] or label(event)
-    row = view.get(intents, turn)
-    if row is None:
-        spelled, first = _WITH[None, found]
-        view.put(intents, turn, [position, business_id, conversation_id, turn_id, spelled, first,
-                                 _with_agent("[]", event.agent_id), event.recorded_at])
-        return
-    spelled, first = _WITH[row[_INTENTS], found]
-    agents = _with_agent(row[_AGENTS], event.agent_id)
-    if spelled != row[_INTENTS] or agents != row[_AGENTS]:
-        row[_INTENTS], row[_PRIMARY], row[_AGENTS] = spelled, first, agents
-        view.put(intents, turn, row)
+def _labelled_as(kind: type[ev.Event]) -> Handler:
+    """The handler of an event type, its `label` looked up once: by reason where that counts."""
+    name = kind.__name__
+    fixed = LABELS.get((name, None))
+    by_reason = {reason: found for (of, reason), found in LABELS.items() if of == name and reason is not None}
+
+    def labelled(view: View, position: int, e: Fields) -> None:
+        business_id, conversation_id, turn_id = e["business_id"], e["conversation_id"], e["turn_id"]
+        if business_id is None or conversation_id is None or turn_id is None:
+            return
+        turn = (business_id, conversation_id, turn_id)
+        found = by_reason.get(e["reason"]) or fixed if by_reason else fixed
+        row = view.get(intents, turn)
+        if row is None:
+            spelled, first = _WITH[None, found]
+            view.put(intents, turn, [position, business_id, conversation_id, turn_id, spelled, first,
+                                     _with_agent("[]", e["agent_id"]), e["recorded_at"]])
+            return
+        spelled, first = _WITH[row[_INTENTS], found]
+        agents = _with_agent(row[_AGENTS], e["agent_id"])
+        if spelled != row[_INTENTS] or agents != row[_AGENTS]:
+            row[_INTENTS], row[_PRIMARY], row[_AGENTS] = spelled, first, agents
+            view.put(intents, turn, row)
+    return labelled
 
 
 @functools.lru_cache(maxsize=1 << 12)  # a turn has one agent, or a few: the same steps again and again
@@ -96,12 +93,8 @@ _SPELLED = {labels: canonical(sorted(labels)) if labels else None for labels in 
 _WITH = {(_SPELLED[labels], found): (canonical(sorted(labels | {found})),
                                      min(labels | {found}, key=_RANK.__getitem__))
          for labels in _SETS for found in PRECEDENCE}
-# The label an event type always gets; None where it depends on the event (a block's reason).
-_TYPE_LABEL = {ev.Event.registry[kind]: None if kind in _BY_REASON else found
-               for (kind, reason), found in LABELS.items() if reason is None}
-
 
 _LABELLED = {ev.Event.registry[kind] for kind, _ in LABELS}
 KEYS = dict.fromkeys(_LABELLED, _keys)
-HANDLERS = dict.fromkeys(_LABELLED, _labelled)
+HANDLERS = {kind: _labelled_as(kind) for kind in _LABELLED}
 project = dispatch(HANDLERS)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from sqlalchemy import Column, Table, Text
 
 from ledger import events as ev
-from projections.rows import Int64, Key, View, at, dispatch, projection_table
+from projections.rows import Fields, Int64, Key, View, at, dispatch, projection_table
 
 orders = projection_table(
     "proj_orders", ("business_id", "order_id"),
@@ -70,68 +70,70 @@ _EXPOSURE, _CREDIT_LIMIT = at(customers, "exposure"), at(customers, "credit_limi
 _TOTAL, _PAID, _OUTSTANDING, _STATUS = (at(orders, c) for c in ("total", "paid", "outstanding", "status"))
 
 
-def _product_registered(view: View, position: int, e: ev.ProductRegistered) -> None:
-    key = (e.business_id, e.sku)
+def _product_registered(view: View, position: int, e: Fields) -> None:
+    key = (e["business_id"], e["sku"])
     if view.get(stock, key) is None:
-        view.put(stock, key, [position, e.business_id, e.sku, e.name, e.unit_price, e.stock, e.recorded_at])
+        view.put(stock, key, [position, e["business_id"], e["sku"], e["name"], e["unit_price"], e["stock"],
+                              e["recorded_at"]])
 
 
-def _restocked(view: View, position: int, e: ev.ProductRestocked) -> None:
-    _add(view, stock, (e.business_id, e.sku), _AVAILABLE, e.quantity)
+def _restocked(view: View, position: int, e: Fields) -> None:
+    _add(view, stock, (e["business_id"], e["sku"]), _AVAILABLE, e["quantity"])
 
 
-def _price_set(view: View, position: int, e: ev.PriceSet) -> None:
-    _set(view, stock, (e.business_id, e.sku), _UNIT_PRICE, e.unit_price)
+def _price_set(view: View, position: int, e: Fields) -> None:
+    _set(view, stock, (e["business_id"], e["sku"]), _UNIT_PRICE, e["unit_price"])
 
 
-def _customer_registered(view: View, position: int, e: ev.CustomerRegistered) -> None:
-    key = (e.business_id, e.customer_id)
+def _customer_registered(view: View, position: int, e: Fields) -> None:
+    key = (e["business_id"], e["customer_id"])
     if view.get(customers, key) is None:
-        view.put(customers, key, [position, e.business_id, e.customer_id, e.name, e.credit_limit, 0, e.recorded_at])
+        view.put(customers, key, [position, e["business_id"], e["customer_id"], e["name"], e["credit_limit"], 0,
+                                  e["recorded_at"]])
 
 
-def _credit_limit_set(view: View, position: int, e: ev.CreditLimitSet) -> None:
-    _set(view, customers, (e.business_id, e.customer_id), _CREDIT_LIMIT, e.credit_limit)
+def _credit_limit_set(view: View, position: int, e: Fields) -> None:
+    _set(view, customers, (e["business_id"], e["customer_id"]), _CREDIT_LIMIT, e["credit_limit"])
 
 
-def _order_placed(view: View, position: int, e: ev.OrderPlaced) -> None:
-    business_id = e.business_id
-    key = (business_id, e.order_id)
+def _order_placed(view: View, position: int, e: Fields) -> None:
+    business_id = e["business_id"]
+    key = (business_id, e["order_id"])
     if view.get(orders, key) is not None:
         return
-    total = e.total
-    view.put(orders, key, [position, business_id, e.order_id, e.customer_id, total, 0, total, status(total, 0),
-                           e.recorded_at])
-    _add(view, customers, (business_id, e.customer_id), _EXPOSURE, total)
-    for line in e.lines:
+    total = e["total"]
+    view.put(orders, key, [position, business_id, e["order_id"], e["customer_id"], total, 0, total, status(total, 0),
+                           e["recorded_at"]])
+    _add(view, customers, (business_id, e["customer_id"]), _EXPOSURE, total)
+    for line in e["lines"]:
         _add(view, stock, (business_id, line["sku"]), _AVAILABLE, -line["quantity"])
 
 
-def _payment_received(view: View, position: int, e: ev.PaymentReceived) -> None:
-    key = (e.business_id, e.order_id)
+def _payment_received(view: View, position: int, e: Fields) -> None:
+    key = (e["business_id"], e["order_id"])
     order = view.get(orders, key)
     if order is None:
         return
     total, before = order[_TOTAL], order[_OUTSTANDING]
-    paid = order[_PAID] + e.amount
+    paid = order[_PAID] + e["amount"]
     outstanding = max(0, total - paid)
     order[_PAID], order[_OUTSTANDING], order[_STATUS] = paid, outstanding, status(total, paid)
     view.put(orders, key, order)
-    _add(view, customers, (e.business_id, e.customer_id), _EXPOSURE, outstanding - before)
+    _add(view, customers, (e["business_id"], e["customer_id"]), _EXPOSURE, outstanding - before)
 
 
-def _stock_key(e: ev.Event) -> list[tuple[Table, Key]]:
-    return [(stock, (e.business_id, e.sku))]
+def _stock_key(e: Fields) -> list[tuple[Table, Key]]:
+    return [(stock, (e["business_id"], e["sku"]))]
 
 
-def _customer_key(e: ev.Event) -> list[tuple[Table, Key]]:
-    return [(customers, (e.business_id, e.customer_id))]
+def _customer_key(e: Fields) -> list[tuple[Table, Key]]:
+    return [(customers, (e["business_id"], e["customer_id"]))]
 
 
-def _order_keys(e: ev.Event) -> list[tuple[Table, Key]]:
-    lines = getattr(e, "lines", ())
-    return [(orders, (e.business_id, e.order_id)), (customers, (e.business_id, e.customer_id)),
-            *((stock, (e.business_id, line["sku"])) for line in lines)]
+def _order_keys(e: Fields) -> list[tuple[Table, Key]]:
+    lines = e.get("lines", ())
+    return [(orders, (e["business_id"], e["order_id"])), (customers, (e["business_id"], e["customer_id"])),
+            *((stock, (e["business_id"], line["sku"])) for line in lines)]
 
 
 HANDLERS = {

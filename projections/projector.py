@@ -23,6 +23,7 @@ from sqlalchemy.schema import CreateTable
 from ledger import bulk, events as ev, sql
 from ledger.store import Store
 from projections import blocks, businesses, checksum, escalations, intents, log_pages, orders
+from projections.log_pages import Entry
 from projections.rows import Int64, View, metadata
 
 log = logging.getLogger("ledger.projections")
@@ -42,7 +43,8 @@ catch_up_rows_kept_max = 20_000
 replay_rows_kept_max = 600_000
 
 # Per event type, every projection's handlers and row keys: one lookup an event, not one a projection.
-_HANDLERS = {cls: [p.HANDLERS[cls] for p in PROJECTIONS if cls in p.HANDLERS] for cls in ev.Event.registry.values()}
+_HANDLERS = {cls: tuple(p.HANDLERS[cls] for p in PROJECTIONS if cls in p.HANDLERS)
+             for cls in ev.Event.registry.values()}
 _KEYS = {cls: [p.KEYS[cls] for p in PROJECTIONS if cls in p.KEYS] for cls in ev.Event.registry.values()}
 
 tracking = Table(
@@ -154,12 +156,12 @@ class Projector:
                 return applied
 
     def _log_after(self, last: int, until: int | None,
-                   written: Sequence[tuple[int, ev.Event]]) -> Iterable[tuple[int, ev.Event]]:
+                   written: Sequence[tuple[int, ev.Event]]) -> Iterable[Entry]:
         n = len(written)
         if not n or until is not None or written[0][0] != last + 1 or written[-1][0] != last + n:
-            return self.store.notifications(last + 1, until)
+            return log_pages.entries(self.store, last + 1, until)
         # Positions are unique and rising: n of them from last + 1 to last + n leave no room for others.
-        return chain(written, self.store.notifications(last + n + 1))
+        return chain(log_pages.of_events(written), log_pages.entries(self.store, last + n + 1))
 
     def _rebuild(self, until: int | None, progress: Progress | None, digest: bool = True) -> Replayed:
         self._kept = None
@@ -203,7 +205,7 @@ class Projector:
             return checksum.read(conn, TABLES)
 
 
-def _pages(stream: Iterable[tuple[int, ev.Event]], size: int) -> Iterator[list[tuple[int, ev.Event]]]:
+def _pages(stream: Iterable[Entry], size: int) -> Iterator[list[Entry]]:
     it = iter(stream)
     while page := list(islice(it, size)):
         yield page
@@ -232,14 +234,15 @@ def _create_indexes(conn: Connection) -> None:
             index.create(conn)
 
 
-def _fold(conn: Connection, view: View, page: list[tuple[int, ev.Event]]) -> None:
+def _fold(conn: Connection, view: View, page: list[Entry]) -> None:
     """Project a page into the view, after reading back in one go the rows it will touch."""
     if not view.complete:
-        for _, event in page:
-            for keys in _KEYS.get(type(event), ()):
-                for table, key in keys(event):
+        for _, kind, fields in page:
+            for keys in _KEYS.get(kind, ()):
+                for table, key in keys(fields):
                     view.need(table, key)
         view.load(conn)
-    for position, event in page:
-        for handler in _HANDLERS.get(type(event), ()):
-            handler(view, position, event)
+    handlers = _HANDLERS
+    for position, kind, fields in page:
+        for handler in handlers.get(kind, ()):
+            handler(view, position, fields)

@@ -27,7 +27,8 @@ Int64 = BigInteger().with_variant(Integer(), "sqlite")
 
 Key = tuple[Any, ...]
 Row = list[Any]  # in the table's column order: `at` names the places
-Handler = Callable[["View", int, Any], None]
+Fields = dict[str, Any]  # an event's fields, by name, as `vars(event)` holds them: what handlers read
+Handler = Callable[["View", int, Fields], None]
 
 
 def canonical(value: Any) -> str:
@@ -64,12 +65,12 @@ def at(table: Table, column: str) -> int:
     return table.info["columns"].index(column)
 
 
-def dispatch(handlers: dict[type, Handler]) -> Handler:
+def dispatch(handlers: dict[type, Handler]) -> Callable[["View", int, Any], None]:
     """A projection's `project(view, position, event)`: its handler for the event's type, if any."""
     def project(view: View, position: int, event: Any) -> None:
         handler = handlers.get(type(event))
         if handler is not None:
-            handler(view, position, event)
+            handler(view, position, vars(event))
     return project
 
 
