@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Sequence
-from functools import partial
 from operator import itemgetter
 from typing import Any
 
@@ -23,7 +22,6 @@ from projections.rows import stored_columns
 
 rows_per_fetch = 10_000
 _position = itemgetter(0)  # every projection row starts with its position
-_line = partial(orjson.dumps, option=orjson.OPT_APPEND_NEWLINE)
 
 
 class Digest:
@@ -45,9 +43,9 @@ class Digest:
             return
         self.last[table] = ordered[-1][0]
         update = self.hashes[table].update
-        # rows_per_fetch lines joined and hashed at once: no Python step a row, and little memory.
-        for i in range(0, len(ordered), rows_per_fetch):
-            update(b"".join(map(_line, ordered[i:i + rows_per_fetch])))
+        # A line at a time: joining a fetch's lines first would take fresh memory for every fetch.
+        for values in ordered:
+            update(orjson.dumps(values, option=orjson.OPT_APPEND_NEWLINE))
 
     def hexdigest(self) -> str | None:
         if self.broken:
