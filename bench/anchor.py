@@ -123,7 +123,7 @@ def over_kafka(count: int, db: str | None) -> dict[str, Any]:
         names = [f"b{stage.run}-{i}" for i in range(businesses_count)]
         setup = setup_commands(names, stock=10**9, credit_limit=10**12)
         agent = mixed_commands(count, names, seed=1, prefix=f"c{stage.run}")
-        _, seconds, cpu = asyncio.run(measure(stage.bootstrap, stage.topics, setup, agent, [stage.server]))
+        _, seconds, cpu = asyncio.run(measure(stage.bootstrap, stage.topics, setup, agent, [stage.server], stage.db))
     if stage.serve_exit != 0:
         sys.exit(f"the anchor server exited {stage.serve_exit}; its log: {stage.server.log}")
     return {"db": stage.db.split(":", 1)[0].split("+")[0], "seconds": round(seconds, 3),

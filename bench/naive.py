@@ -136,7 +136,7 @@ def over_kafka(count: int) -> dict[str, Any]:
         names = [f"b{stage.run}-{i}" for i in range(businesses_count)]
         setup = setup_commands(names, stock=10**9, credit_limit=10**12)
         agent = mixed_commands(count, names, seed=1, prefix=f"c{stage.run}")
-        _, seconds, _ = asyncio.run(measure(stage.bootstrap, stage.topics, setup, agent, [stage.server]))
+        _, seconds, _ = asyncio.run(measure(stage.bootstrap, stage.topics, setup, agent, [stage.server], stage.db))
     if stage.serve_exit != 0:
         sys.exit(f"the naive server exited {stage.serve_exit}; its log: {stage.server.log}")
     return {"transport": "kafka", "seconds": round(seconds, 3), "commands_per_s": round(count / seconds)}

@@ -106,7 +106,7 @@ class Helpers:
     the server's backends for the ledger's database use meanwhile: printed beside the rate,
     on stderr, as the work serve's own CPU figure leaves out."""
 
-    def __init__(self, servers: list[Serve], db: str):
+    def __init__(self, servers: list[Serve], db: str = ""):
         self.servers, self.db = servers, db
         self.start = self._now()
 
@@ -135,7 +135,7 @@ def ids(values: list[bytes]) -> set[str]:
 
 
 async def measure(bootstrap: str, topics: Topics, setup: list[bytes], agent: list[bytes],
-                  servers: list[Serve], db: str, tokens: dict[str, str] | None = None) -> tuple[float, float, float]:
+                  servers: list[Serve], db: str = "", tokens: dict[str, str] | None = None) -> tuple[float, float, float]:
     outcomes = Outcomes(await from_end(bootstrap, topics.outcomes))
     await produce(bootstrap, topics.admin, setup)
     await outcomes.until(ids(setup))
@@ -148,8 +148,9 @@ async def measure(bootstrap: str, topics: Topics, setup: list[bytes], agent: lis
     await outcomes.until(ids(agent))
     cpu = cpu_s(servers) - cpu_started
     used = helpers.used_s()
-    print(f"meanwhile, CPU a command: " + ", ".join(f"{kind} {s / len(agent) * 1e6:.0f} us" for kind, s in used.items()),
-          file=sys.stderr, flush=True)
+    if used:
+        print("meanwhile, CPU a command: " + ", ".join(f"{kind} {s / len(agent) * 1e6:.0f} us" for kind, s in used.items()),
+              file=sys.stderr, flush=True)
     await outcomes.consumer.stop()
     return produced, outcomes.last_at - started, cpu
 
