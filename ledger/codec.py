@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import orjson
@@ -42,8 +42,7 @@ def decode_page(rows: Sequence[tuple[int, str, bytes]]) -> list[tuple[int, Event
     """(position, topic, state) rows to (position, event) pairs, as `decode` makes each, for a
     replay, which decodes the whole log: one look for long integers serves the whole page (it
     rarely holds one), and no call a row is left but the event's."""
-    clean = _LONG_DIGITS not in b" ".join([state for _, _, state in rows]).translate(_DIGITS_AS_ZERO)
-    load, registry = orjson.loads if clean else loads, Event.registry
+    load, registry = _page_loader(rows), Event.registry
     return [(position, _event(registry[topic], load(state))) for position, topic, state in rows]
 
 
@@ -52,12 +51,18 @@ def fields_page(rows: Sequence[tuple[int, str, bytes]]) -> list[tuple[int, type[
     exactly as `decode`'s event would hold them (`vars(event)`: defaults filled in, an
     unknown or missing field the same TypeError), without the event itself: for a fold that
     reads fields (a replay), one object fewer an event."""
-    clean = _LONG_DIGITS not in b" ".join([state for _, _, state in rows]).translate(_DIGITS_AS_ZERO)
-    load, kinds = orjson.loads if clean else loads, _KINDS
+    load, kinds = _page_loader(rows), _KINDS
     return [(position, kind, data if data.keys() == names else vars(kind(**data)))
             for position, topic, state in rows
             for kind, names in (kinds[topic],)
             for data in (load(state),)]
+
+
+def _page_loader(rows: Sequence[tuple[int, str, bytes]]) -> Callable[[bytes], Any]:
+    """The reader for a page's states: one look for long integers serves the whole page (it
+    rarely holds one, and orjson would read one past 64 bits as a float)."""
+    clean = _LONG_DIGITS not in b" ".join([state for _, _, state in rows]).translate(_DIGITS_AS_ZERO)
+    return orjson.loads if clean else loads
 
 
 class _Kinds(dict):
