@@ -70,30 +70,6 @@ def insert_arrays(conn: Connection, table: str, columns: Sequence[str], types: S
         writing.execute(_insert(table, columns, types), [list(c) for c in zip(*rows)])
 
 
-def copy(writing: Any, table: str, names: str, rows: Sequence[Sequence[Any]], replace: bool) -> None:
-    """COPY on the driver's cursor `writing`; `replace`: the rows at the first column's values deleted first."""
-    if replace:
-        writing.execute(f'DELETE FROM "{table}" WHERE {names.split(", ")[0]} = ANY(%s)', ([row[0] for row in rows],))
-    with writing.copy(f'COPY "{table}" ({names}) FROM STDIN') as copying:
-        for row in rows:
-            copying.write_row(row)
-
-
-def insert_json(conn: Connection, table: str, columns: Sequence[str], types: Sequence[str], payload: str,
-                replace: bool) -> None:
-    """One INSERT of the rows as one JSON array of arrays, which the server takes apart;
-    `replace`: a row whose first column is taken updates that row."""
-    names = ", ".join(f'"{c}"' for c in columns)
-    values = ", ".join(f"(r->>{i})::{t}" for i, t in enumerate(types))
-    statement = f'INSERT INTO "{table}" ({names}) SELECT {values} FROM jsonb_array_elements(%s::jsonb) r'
-    if replace:
-        others = ", ".join(f'"{c}"' for c in columns[1:])
-        statement += (f' ON CONFLICT ("{columns[0]}") DO UPDATE SET ({others}) = ROW('
-                      + ", ".join(f'EXCLUDED."{c}"' for c in columns[1:]) + ")")
-    with refusing_taken_keys(conn, table), _cursor(conn, binary=False) as writing:
-        writing.execute(statement, (payload,))
-
-
 def append_numbered(conn: Connection, table: str, columns: Sequence[str], types: Sequence[str],
                     rows: Sequence[Sequence[Any]], channel: str, read: str) -> tuple[list[int], tuple | None]:
     """Two round trips: the table's lock, the NOTIFY (sent at the commit) and `read`, then the

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import closing, contextmanager
+from contextlib import contextmanager
 from typing import Any
 
 from sqlalchemy import event
@@ -159,39 +159,27 @@ def pages(engine: Engine, sql: str, after: int, stop: int | None, rows_max: int)
 
 # --- bulk writes ----------------------------------------------------------------
 
-def insert(conn: Connection, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]],
-           replace: bool = False) -> None:
+def insert(conn: Connection, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
     """Rows (tuples or lists, in `columns` order) into `table`, below SQLAlchemy: COPY on
     PostgreSQL (far cheaper than an executemany there), elsewhere the executemany of the
     driver's own cursor, which takes lists as they are. A key already taken raises
-    SQLAlchemy's IntegrityError on both; `replace`: a row whose first column is taken replaces it."""
+    SQLAlchemy's IntegrityError on both."""
     if not rows:
         return
     names = ", ".join(f'"{c}"' for c in columns)
     writing = conn.connection.dbapi_connection.cursor()
     try:
         if _postgres(conn):
-            pg.copy(writing, table, names, rows, replace)
+            with writing.copy(f'COPY "{table}" ({names}) FROM STDIN') as copy:
+                for row in rows:
+                    copy.write_row(row)
         else:
-            writing.executemany(f'INSERT{" OR REPLACE" * replace} INTO "{table}" ({names})'
-                                f' VALUES ({", ".join("?" * len(columns))})', rows)
+            writing.executemany(driver_sql(conn, f'INSERT INTO "{table}" ({names}) VALUES'
+                                                 f' ({", ".join("?" * len(columns))})'), rows)
     except conn.dialect.loaded_dbapi.IntegrityError as exc:
         raise IntegrityError(f"insert into {table}", None, exc) from exc
     finally:
         writing.close()
-
-
-def insert_json(conn: Connection, table: str, columns: Sequence[str], types: Sequence[str], payload: bytes,
-                replace: bool = False) -> None:
-    """As `insert` (a key taken: the driver's error), the rows as one JSON array of arrays that the database
-    takes apart in one statement: SQLite's driver lets the GIL go for all of it. Only for rows JSON
-    carries exactly (integers within 53 bits, no NUL). `types`: the columns' types on PostgreSQL."""
-    if _postgres(conn):
-        return pg.insert_json(conn, table, columns, types, payload.decode(), replace)
-    names, values = ", ".join(f'"{c}"' for c in columns), ", ".join(f"json_extract(value, '$[{i}]')" for i in range(len(columns)))
-    with closing(conn.connection.dbapi_connection.cursor()) as writing:
-        writing.execute(f'INSERT{" OR REPLACE" * replace} INTO "{table}" ({names}) SELECT {values}'
-                        ' FROM json_each(CAST(? AS TEXT))', (payload,))
 
 
 def uuid_value(conn: Connection) -> Callable[[uuid.UUID], Any]:

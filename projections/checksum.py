@@ -47,19 +47,6 @@ class Digest:
         for values in ordered:
             update(orjson.dumps(values, option=orjson.OPT_APPEND_NEWLINE))
 
-    def add_lines(self, table: Table, rows: Sequence[Sequence[Any]], lines: bytes) -> None:
-        """As `add`, given the rows' lines as `add` would make them, joined: one hash update
-        for them all (hashlib lets the GIL go for it). Rows out of log order: `add`'s way."""
-        positions = list(map(_position, rows))
-        if not rows or self.broken or positions != sorted(positions):
-            self.add(table, rows)
-            return
-        if positions[0] <= self.last[table]:
-            self.broken = True
-            return
-        self.last[table] = positions[-1]
-        self.hashes[table].update(lines)
-
     def hexdigest(self) -> str | None:
         if self.broken:
             return None

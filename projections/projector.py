@@ -22,7 +22,7 @@ from sqlalchemy.schema import CreateTable
 
 from ledger import bulk, events as ev, sql
 from ledger.store import Store
-from projections import blocks, businesses, checksum, escalations, intents, log_pages, orders, writer
+from projections import blocks, businesses, checksum, escalations, intents, log_pages, orders
 from projections.log_pages import Entry
 from projections.rows import Int64, View, metadata
 
@@ -38,9 +38,6 @@ page_events_max = 20_000
 # A replay is one transaction whatever its pages: small ones keep a page's events in the CPU's
 # caches while they are folded.
 replay_page_events_max = 1_000
-# A replay writes its appended rows and the kept rows that settled every 5,000 events (a page
-# a table beside the fold each time, see `View.settled`).
-replay_write_events = 5_000
 # Rows kept in memory between pages (~1 KB each): a catch-up's cache, a replay's whole working set.
 catch_up_rows_kept_max = 20_000
 replay_rows_kept_max = 600_000
@@ -168,68 +165,39 @@ class Projector:
 
     def _rebuild(self, until: int | None, progress: Progress | None, digest: bool = True) -> Replayed:
         self._kept = None
+        applied = last = flushed = 0
         view = View(TABLES, complete=True)  # the tables start empty: nothing to read back
-        # Appended rows hashed as they are written, kept ones at the end; else all read back.
+        indexed = False
+        # The rows hashed as they are written, while each is written once; else read back at the end.
         hashed: checksum.Digest | None = checksum.Digest(TABLES) if digest else None
         with self.engine.begin() as conn:
             _empty_tables(conn)
-            pages = log_pages.read(self.store, 1, until, min(self.page_events, replay_page_events_max))
-            done = self._fold_kept(conn, view, pages, hashed, progress)
-            if view.size() >= self.rows_kept:
-                hashed = None  # kept rows are read back, changed and written again from here on
-                done = self._fold_read_back(conn, pages, done, progress)
+            for page in log_pages.read(self.store, 1, until, min(self.page_events, replay_page_events_max)):
+                _fold(conn, view, page)
+                applied, last = applied + len(page), page[-1][0]
+                # Kept rows are written once, at the end, unless there are too many to keep;
+                # appended ones every page_events (each write a COPY on PostgreSQL, a round trip).
+                full = view.size() >= self.rows_kept
+                if full or applied - flushed >= self.page_events:
+                    view.flush(conn, kept=full, written=hashed and hashed.add)
+                    flushed = applied
+                if full and not indexed:
+                    _create_indexes(conn)
+                    indexed = True
+                if full:
+                    hashed = None  # kept rows are read back, changed and written again from here on
+                    view = View(TABLES)  # from here on, rows are read back as they are needed
+                if progress:
+                    progress(last, applied)
+            view.flush(conn, written=hashed and hashed.add)
+            if not indexed:
+                _create_indexes(conn)
             conn.execute(tracking.update().where(tracking.c.name == tracker_name)
-                         .values(position=done.position, version=VERSION))
+                         .values(position=last, version=VERSION))
             summed = hashed.hexdigest() if hashed else None
             if digest and summed is None:
                 summed = checksum.read(conn, TABLES)
-        return Replayed(done.events, done.position, summed)
-
-    def _fold_kept(self, conn: Connection, view: View, pages: Iterator[list[Entry]],
-                   hashed: checksum.Digest | None, progress: Progress | None) -> Replayed:
-        """Fold pages into a complete view until the log ends or the view holds `rows_kept`
-        rows, then build the key indexes. Its rows are written beside the fold (`writer`):
-        appended ones and the kept rows that settled every replay_write_events, the rest at the end."""
-        applied = last = written = 0
-        every = min(self.page_events, replay_write_events)
-        with writer.Writer(conn, hashed) as beside:
-            for page in pages:
-                _fold(conn, view, page)
-                applied, last = applied + len(page), page[-1][0]
-                if progress:
-                    progress(last, applied)
-                if view.size() >= self.rows_kept:
-                    break
-                if applied - written >= every:
-                    _write_beside(beside, view)
-                    written = applied
-            _write_beside(beside, view, final=True)
-            beside.call(_create_indexes)  # while the kept rows are hashed here
-            if hashed is not None and view.size() < self.rows_kept:
-                for table, rows in view.rows.items():
-                    hashed.add(table, list(rows.values()))  # complete: every value a row, in log order
-            beside.close()
-        return Replayed(applied, last, None)
-
-    def _fold_read_back(self, conn: Connection, pages: Iterator[list[Entry]], done: Replayed,
-                        progress: Progress | None) -> Replayed:
-        """The rest of the log, its rows read back as they are needed: the view is written
-        (and emptied) whenever it holds `rows_kept` rows, appended rows every page_events."""
-        applied, last = done.events, done.position
-        flushed, view = applied, View(TABLES)
-        for page in pages:
-            _fold(conn, view, page)
-            applied, last = applied + len(page), page[-1][0]
-            full = view.size() >= self.rows_kept
-            if full or applied - flushed >= self.page_events:
-                view.flush(conn, kept=full)
-                flushed = applied
-            if full:
-                view = View(TABLES)
-            if progress:
-                progress(last, applied)
-        view.flush(conn)
-        return Replayed(applied, last, None)
+        return Replayed(applied, last, summed)
 
     def checksum(self) -> str:
         """sha256 of every projection row, canonical: equal for equal content on any run."""
@@ -258,13 +226,6 @@ def _empty_tables(conn: Connection) -> None:
     for table in TABLES:
         # Key indexes come after the bulk insert: built once from sorted keys, not grown row by row.
         conn.execute(CreateTable(table))
-
-
-def _write_beside(beside: writer.Writer, view: View, final: bool = False) -> None:
-    for table, rows in view.take_appended().items():
-        beside.add(table, rows, hashed=True)  # in log order, each once: hashed as written
-    for table, rows in view.settled(final).items():
-        beside.add(table, rows)
 
 
 def _create_indexes(conn: Connection) -> None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
-from itertools import filterfalse
 from typing import Any
 
 import orjson
@@ -58,7 +57,6 @@ def projection_table(name: str, key: tuple[str, ...], *columns: Column) -> Table
                   *columns, *unique)
     table.info["key"] = key
     table.info["columns"] = [str(c.name) for c in table.columns]  # plain str: orjson wants them as keys
-    table.info["types"] = ["bigint" if isinstance(c.type, Integer) else "text" for c in table.columns]  # on PostgreSQL
     return table
 
 
@@ -95,7 +93,6 @@ class View:
         self.dirty: dict[Table, dict[Key, None]] = {t: {} for t in self.rows}  # ordered sets
         self.appended: dict[Table, list[Row]] = {t: [] for t in self.rows}
         self.wanted: dict[Table, set[Key]] = {t: set() for t in self.rows}
-        self.waiting: dict[Table, dict[Key, None]] = {t: {} for t in self.rows}  # see `settled`
 
     def size(self) -> int:
         return sum(map(len, self.rows.values()))
@@ -134,9 +131,11 @@ class View:
                 known.setdefault(key, None)
             keys.clear()
 
-    def flush(self, conn: Connection, kept: bool = True) -> None:
+    def flush(self, conn: Connection, kept: bool = True,
+              written: Callable[[Table, list[Row]], None] | None = None) -> None:
         """Write what changed: stored rows are replaced (delete, insert), new ones inserted.
-        `kept=False` writes only the appended rows, leaving kept rows to a later flush."""
+        `kept=False` writes only the appended rows, leaving kept rows to a later flush.
+        `written` is shown each table's rows as they are inserted."""
         for table, keys in self.dirty.items():
             rows = self.appended[table]
             if kept:
@@ -148,31 +147,9 @@ class View:
                 rows = list(map(self.rows[table].__getitem__, keys)) + rows
                 keys.clear()
             insert(conn, table, rows)
+            if written is not None:
+                written(table, rows)
             self.appended[table] = []
-
-    def settled(self, final: bool = False) -> dict[Table, list[Row]]:
-        """For a rebuild, whose view is complete and whose every row is new to the tables: the
-        kept rows to write now, by table. Those changed before the last call and not since:
-        rows that the events have likely stopped changing, so that in a log's order most are
-        written once while the fold goes on, not all at its end. `final`: every row changed
-        and not yet written. A row changed again after it was written comes again, to be
-        written over (by its position)."""
-        found = {}
-        for table, changed in self.dirty.items():
-            waiting = self.waiting[table]
-            if final:
-                waiting.update(changed)
-                keys, self.waiting[table] = list(waiting), {}
-            else:
-                keys, self.waiting[table] = list(filterfalse(changed.__contains__, waiting)), changed
-            self.dirty[table] = {}
-            found[table] = list(map(self.rows[table].__getitem__, keys))
-        return found
-
-    def take_appended(self) -> dict[Table, list[Row]]:
-        """The rows appended since the last call, by table (in log order), no longer held here."""
-        taken, self.appended = self.appended, {t: [] for t in self.rows}
-        return taken
 
 
 def insert(conn: Connection, table: Table, rows: list[Row]) -> None:
