@@ -5,7 +5,9 @@ the turn it happened in when it came through the agent door: intent is derived f
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 
@@ -200,3 +202,41 @@ class AgentRegistered(Event):
 @dataclass(frozen=True, kw_only=True)
 class AgentRevoked(Event):
     """The agent's token opens no door from the next batch on."""
+
+
+# --- construction ------------------------------------------------------------
+
+_UNSET = object()  # a field with a default factory that was not given
+
+
+def _one_dict_inits(classes: Sequence[type[Event]]) -> None:
+    """Give each event type an `__init__` with the dataclass's own signature (keyword-only,
+    the same defaults and factories) that sets the frozen event's fields in one `__dict__`,
+    in field order, where the dataclass's sets each field with its own `object.__setattr__`
+    call: a command's events are made once each on the write path, and an OrderPlaced has
+    14 fields. Compiled together: one `exec` at import, not one a type."""
+    env: dict[str, Any] = {"_set": object.__setattr__, "_UNSET": _UNSET}
+    source = []
+    for n, cls in enumerate(classes):
+        params, lines, fields = [], [], dataclasses.fields(cls)
+        for f in fields:
+            if f.default is not dataclasses.MISSING:
+                env[f"_d{n}_{f.name}"] = f.default
+                params.append(f"{f.name}=_d{n}_{f.name}")
+            elif f.default_factory is not dataclasses.MISSING:
+                env[f"_f{n}_{f.name}"] = f.default_factory
+                params.append(f"{f.name}=_UNSET")
+                lines.append(f"    if {f.name} is _UNSET: {f.name} = _f{n}_{f.name}()\n")
+            else:
+                params.append(f.name)
+        values = ", ".join(f"{f.name!r}: {f.name}" for f in fields)
+        source.append(f"def _init{n}(self, *, {', '.join(params)}):\n{''.join(lines)}"
+                      f"    _set(self, '__dict__', {{{values}}})\n")
+    exec("".join(source), env)
+    for n, cls in enumerate(classes):
+        init = env[f"_init{n}"]
+        init.__name__, init.__qualname__ = "__init__", f"{cls.__qualname__}.__init__"
+        cls.__init__ = init  # type: ignore[method-assign]
+
+
+_one_dict_inits([Event, *Event.registry.values()])
