@@ -12,33 +12,32 @@ def utc_now() -> str:
 
 
 class _Entropy:
-    """os.urandom bytes fetched a few KB at a time, not a system call per id."""
+    """os.urandom bytes fetched a few KB at a time, as hex digits: not a system call per id."""
 
     chunk_bytes = 4096
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._pool, self._at = b"", 0
+        self._pool, self._at = "", 0
 
-    def take(self, n: int) -> bytes:
+    def take_hex(self, n: int) -> str:
+        """n random hex digits."""
         with self._lock:
             if self._at + n > len(self._pool):
-                self._pool, self._at = os.urandom(self.chunk_bytes), 0
+                self._pool, self._at = os.urandom(self.chunk_bytes).hex(), 0
             self._at += n
             return self._pool[self._at - n:self._at]
 
 
 _entropy = _Entropy()
 
-
-# The version (7) and variant (binary 10) bits of a UUIDv7, over 48 bits of milliseconds and 80 random ones.
-_VERSION_VARIANT_CLEAR = ~(0xF << 76 | 0x3 << 62)
-_VERSION_VARIANT_SET = 0x7 << 76 | 0x2 << 62
+# A UUIDv7's variant (binary 10) over the two random bits that follow it: a random hex digit's low two bits.
+_VARIANT_DIGIT = {digit: "89ab"[int(digit, 16) & 0x3] for digit in "0123456789abcdef"}
 
 
 def time_ordered_id() -> str:
-    """A UUIDv7-shaped id: millisecond time first, so inserts land at the end of indexes."""
-    value = (time.time_ns() // 1_000_000) << 80 | int.from_bytes(_entropy.take(10), "big")
-    value = value & _VERSION_VARIANT_CLEAR | _VERSION_VARIANT_SET
-    h = f"{value:032x}"
-    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+    """A UUIDv7-shaped id: 48 bits of millisecond time first, so inserts land at the end of
+    indexes, then the version (7), 12 random bits, the variant and 62 random bits."""
+    ms = f"{time.time_ns() // 1_000_000:012x}"
+    r = _entropy.take_hex(19)  # 3 digits, a variant digit, 15 more
+    return f"{ms[:8]}-{ms[8:]}-7{r[:3]}-{_VARIANT_DIGIT[r[3]]}{r[4:7]}-{r[7:]}"
