@@ -86,8 +86,9 @@ def readable_facts(facts: Any) -> dict[str, Any]:
 
 def _exact_facts(obj: dict[str, Any], raw: bytes) -> Any:
     """The facts object with its integers exact: orjson reads one past 64 bits as a float,
-    so a document that may hold one (a run of 20 digits) is read again by the standard library."""
-    if _LONG_DIGITS in raw.translate(_DIGITS_AS_ZERO):
+    so a document that may hold one (a run of 20 digits) is read again by the standard library.
+    `find`, not `in`: `in` tries the needle as an integer first, an exception raised and cleared."""
+    if raw.translate(_DIGITS_AS_ZERO).find(_LONG_DIGITS) >= 0:
         return json.loads(raw).get("facts")
     return obj.get("facts")
 
