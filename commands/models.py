@@ -89,6 +89,19 @@ class Facts(BaseModel):
         return {n: list(getattr(self, n).values or []) for n in self.required_names()
                 if getattr(self, n).status == "conflict"}
 
+    def unsettled_required(self) -> tuple[list[str], dict[str, list[Any]]]:
+        """`unknown_required()` and `conflicting_required()`, in one look at each required fact."""
+        unknown: list[str] = []
+        conflicts: dict[str, list[Any]] = {}
+        for n in self.required_names():
+            fact = getattr(self, n)
+            if not fact.known:
+                if fact.status == "conflict":
+                    conflicts[n] = list(fact.values or [])
+                else:
+                    unknown.append(n)
+        return unknown, conflicts
+
     def known_values(self) -> dict[str, Any]:
         return {n: getattr(self, n).value for n in self.names() if getattr(self, n).known}
 

@@ -6,10 +6,8 @@ contract's order, and the first that fails is the answer.
 """
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Container
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from commands import models as m
 from commands.limits import amount_max
@@ -19,8 +17,7 @@ from ledger.promises import promised_follow_up
 from ledger.state import BusinessState, Customer
 
 
-@dataclass(frozen=True)
-class Stamp:
+class Stamp(NamedTuple):  # one a command: a tuple's construction is the cheapest
     recorded_at: str
     id: str  # fresh and time-ordered; order, link and escalation ids derive from it
 
@@ -67,9 +64,12 @@ def _context(command: m.Command | NotPermitted | Rejection, stamp: Stamp) -> dic
 
 
 def block(command: m.Command | NotPermitted, stamp: Stamp, blocked: Blocked) -> list[ev.Event]:
-    return [ev.CommandBlocked(**_context(command, stamp), command_type=command.type,
-                              reason=blocked.reason, fields=blocked.fields,
-                              conflicts=blocked.conflicts, details=blocked.details)]
+    return [_blocked(_context(command, stamp), command.type, blocked)]
+
+
+def _blocked(ctx: dict[str, Any], command_type: str, blocked: Blocked) -> ev.CommandBlocked:
+    return ev.CommandBlocked(**ctx, command_type=command_type, reason=blocked.reason, fields=blocked.fields,
+                             conflicts=blocked.conflicts, details=blocked.details)
 
 
 def refuse(command: NotPermitted, stamp: Stamp) -> list[ev.Event]:
@@ -82,23 +82,22 @@ def reject(rejection: Rejection, stamp: Stamp) -> list[ev.Event]:
 
 
 def decide(state: BusinessState, command: m.Command, stamp: Stamp) -> list[ev.Event]:
+    ctx = _context(command, stamp)  # every event's own fields take it as it is
     try:
         _check_facts(command.facts)
-        return _RULES[type(command)](state, command, stamp, _context(command, stamp))
+        return _RULES[type(command)](state, command, stamp, ctx)
     except Blocked as blocked:
-        events = block(command, stamp, blocked)
+        events: list[ev.Event] = [_blocked(ctx, command.type, blocked)]
         if blocked.reason == "credit_limit_exceeded":
             events.append(ev.EscalationRaised(
-                **_context(command, stamp), escalation_id=stamp.escalation_id,
-                cause="credit_limit", reason="credit_limit_exceeded"))
+                **ctx, escalation_id=stamp.escalation_id, cause="credit_limit", reason="credit_limit_exceeded"))
         return events
 
 
 def _check_facts(facts: m.Facts) -> None:
-    unknown = facts.unknown_required()
+    unknown, conflicts = facts.unsettled_required()
     if unknown:
         raise Blocked("unknown_facts", fields=unknown)
-    conflicts = facts.conflicting_required()
     if conflicts:
         raise Blocked("conflicting_facts", fields=sorted(conflicts), conflicts=conflicts)
 
@@ -107,8 +106,7 @@ def _check_facts(facts: m.Facts) -> None:
 
 def _place_order(state: BusinessState, c: m.PlaceOrder, stamp: Stamp, ctx: dict) -> list[ev.Event]:
     customer_id = c.facts.customer_id.value
-    lines = [{"sku": line.sku, "quantity": line.quantity} for line in c.facts.lines.value]
-    customer, priced, total = _priced(state, customer_id, lines)
+    customer, priced, total = _priced(state, customer_id, [(line.sku, line.quantity) for line in c.facts.lines.value])
     if customer.exposure + total > customer.credit_limit:
         raise Blocked("credit_limit_exceeded", details={
             "credit_limit": customer.credit_limit, "exposure": customer.exposure, "order_total": total})
@@ -116,24 +114,28 @@ def _place_order(state: BusinessState, c: m.PlaceOrder, stamp: Stamp, ctx: dict)
                            lines=priced, total=total, note=c.facts.note.value if c.facts.note.known else None)]
 
 
-def _priced(state: BusinessState, customer_id: str, lines: list[dict]) -> tuple[Customer, list[dict], int]:
-    """An order's checks up to the credit limit (customer, catalog, stock), and its lines priced."""
+def _priced(state: BusinessState, customer_id: str, lines: list[tuple[str, int]]) -> tuple[Customer, list[dict], int]:
+    """An order's checks up to the credit limit (customer, catalog, stock), and its (sku,
+    quantity) lines priced."""
     customer = state.customers.get(customer_id)
     if customer is None:
         raise Blocked("unknown_customer", details={"customer_id": customer_id})
-    missing = sorted({line["sku"] for line in lines if line["sku"] not in state.products})
+    products = state.products
+    missing = {sku for sku, _ in lines if sku not in products}
     if missing:
-        raise Blocked("unknown_product", details={"skus": missing})
-    requested = Counter()
-    for line in lines:  # a SKU on two lines draws on one stock
-        requested[line["sku"]] += line["quantity"]
-    short = [{"sku": sku, "requested": qty, "available": state.products[sku].available}
-             for sku, qty in sorted(requested.items()) if qty > state.products[sku].available]
+        raise Blocked("unknown_product", details={"skus": sorted(missing)})
+    requested: dict[str, int] = {}
+    for sku, quantity in lines:  # a SKU on two lines draws on one stock
+        requested[sku] = requested.get(sku, 0) + quantity
+    short = [{"sku": sku, "requested": qty, "available": products[sku].available}
+             for sku, qty in sorted(requested.items()) if qty > products[sku].available]
     if short:
         raise Blocked("insufficient_stock", details={"lines": short})
-    priced = [{"sku": l["sku"], "quantity": l["quantity"], "unit_price": state.products[l["sku"]].unit_price,
-               "line_total": l["quantity"] * state.products[l["sku"]].unit_price} for l in lines]
-    total = sum(line["line_total"] for line in priced)
+    priced, total = [], 0
+    for sku, quantity in lines:
+        unit_price = products[sku].unit_price
+        priced.append({"sku": sku, "quantity": quantity, "unit_price": unit_price, "line_total": quantity * unit_price})
+        total += quantity * unit_price
     _within_amount_max("total", total)  # after stock, before the credit limit; a line's total is within it
     return customer, priced, total
 
@@ -253,7 +255,7 @@ def _approve_order(state: BusinessState, c: m.ApproveOrder, stamp: Stamp, ctx: d
     held = state.held_orders.get(escalation_id)
     if held is None:
         raise Blocked("not_approvable", details={"escalation_id": escalation_id})
-    _, priced, total = _priced(state, held.customer_id, held.lines)
+    _, priced, total = _priced(state, held.customer_id, [(line["sku"], line["quantity"]) for line in held.lines])
     return [ev.OrderPlaced(**ctx, order_id=stamp.order_id, customer_id=held.customer_id, lines=priced,
                            total=total, note=held.note, approves=held.command_id),
             ev.EscalationClosed(**ctx, escalation_id=escalation_id, resolution="resolved",

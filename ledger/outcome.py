@@ -34,18 +34,19 @@ def outcome(item: Parsed | NotPermitted | Rejection | Payment | Refusal, events:
         out["payment_link"], out["reused"] = None, False
     if kind in _ESCALATING_TYPES:
         out["escalation_id"] = None
-    for e in events:
-        if isinstance(e, ev.CommandBlocked):
+    for e in events:  # by exact type: no event type has subtypes
+        event_type = type(e)
+        if event_type is ev.OrderPlaced:
+            out["order_id"], out["total"], out["lines"] = e.order_id, e.total, e.lines
+        elif event_type is ev.CommandBlocked:
             out["status"], out["reason"], out["fields"] = "blocked", e.reason, e.fields
             out["conflicts"], out["details"] = e.conflicts, e.details
-        elif isinstance(e, ev.CommandRejected):
+        elif event_type is ev.CommandRejected:
             out["status"], out["reason"], out["details"] = "rejected", e.reason, {"error": e.error}
-        elif isinstance(e, ev.OrderPlaced):
-            out["order_id"], out["total"], out["lines"] = e.order_id, e.total, e.lines
-        elif isinstance(e, (ev.PaymentLinkIssued, ev.PaymentLinkResent)):
+        elif event_type is ev.PaymentLinkIssued or event_type is ev.PaymentLinkResent:
             out["payment_link"] = {"reference": e.reference, "url": e.url, "amount": e.amount}
-            out["reused"] = isinstance(e, ev.PaymentLinkResent)
-        elif isinstance(e, ev.EscalationRaised):
+            out["reused"] = event_type is ev.PaymentLinkResent
+        elif event_type is ev.EscalationRaised:
             out["escalated"], out["escalation_id"] = True, e.escalation_id
     return out
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import singledispatchmethod
+from typing import Any
 
 from ledger import events as ev
 
@@ -74,8 +75,13 @@ class BusinessState:
 
     def evolve(self, event: ev.Event) -> None:
         self.version += 1
-        # The dispatcher itself: `self._apply` would build a bound wrapper on every call.
-        _apply_for(type(event))(self, event)
+        # The handler by the event's type in a plain dict: `self._apply` would build a bound
+        # wrapper on every call, and the dispatcher looks in a weak-keyed cache.
+        kind = type(event)
+        apply = _APPLY.get(kind)
+        if apply is None:
+            apply = _APPLY[kind] = _apply_for(kind)
+        apply(self, event)
 
     @singledispatchmethod
     def _apply(self, event: ev.Event) -> None:
@@ -167,6 +173,7 @@ def _held(command_id: str | None, claimed: dict | None) -> HeldOrder | None:
 
 
 _apply_for = BusinessState.__dict__["_apply"].dispatcher.dispatch
+_APPLY: dict[type, Any] = {}  # event type -> its handler, as _apply_for finds it
 
 
 def _known(facts: dict, name: str) -> object:
