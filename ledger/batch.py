@@ -31,7 +31,11 @@ Links = Callable[[list[ev.Event]], list[ev.Event]]  # the provider's url on each
 class Decided:
     """What one attempt at a batch would write, and the answers it gives."""
     outcomes: list[Outcome] = field(default_factory=list)
+    encoded: list[bytes] = field(default_factory=list)  # each outcome as `codec.dumps` writes it
     appended: list[tuple[int, ev.Event]] = field(default_factory=list)  # (stream version, event)
+    # Each appended event's stored bytes, encoded as it was made (while its objects are in the
+    # cache: a batch's thousands of events are cold again by its write); None: the store encodes.
+    states: list[bytes] | None = None
     claims: list[Claim] = field(default_factory=list)
     statements: Sequence[Executable] = ()
 
@@ -57,7 +61,7 @@ class Batch:
         already made on their ids."""
         self.draft, self.states, self.seen = draft, states, seen
         self.stamp, self.links = stamp, links
-        self.decided = Decided()
+        self.decided = Decided(states=[])
 
     def decide(self, items: Sequence[Item], keys: Sequence[ClaimKey | None]) -> Decided:
         """`keys`: each item's `claim_key`."""
@@ -66,34 +70,40 @@ class Batch:
         return self.decided
 
     def _one(self, item: Item, key: ClaimKey | None) -> None:
+        decided = self.decided
         first = self.seen.get(key) if key is not None else None
         content_hash = _content_hash(item) if key is not None else ""
         if first is not None and first.content_hash == content_hash:
-            self.decided.outcomes.append({**codec.loads(first.outcome), "duplicate": True})
+            out = {**codec.loads(first.outcome), "duplicate": True}
+            decided.outcomes.append(out)
+            decided.encoded.append(codec.dumps(out))
             return
         events = self._events(item, self.stamp(), reused=first is not None)
-        self.decided.appended.extend(self.draft.fold(events))
+        decided.appended.extend(self.draft.fold(events))
+        decided.states.extend([codec.encode(e) for e in events])
         out = outcome(item, events)
-        self.decided.outcomes.append(out)
+        encoded = codec.dumps(out)
+        decided.outcomes.append(out)
+        decided.encoded.append(encoded)
         if key is not None and first is None:
-            claim = Claim(*key, content_hash, codec.dumps(out))
+            claim = Claim(*key, content_hash, encoded)
             self.seen[key] = claim
-            self.decided.claims.append(claim)
+            decided.claims.append(claim)
 
     def _events(self, item: Item, stamp: Stamp, reused: bool) -> list[ev.Event]:
+        if type(item) is Parsed:  # most inputs: tried first
+            command = item.command
+            if reused:
+                return _with_claim(item, block(command, stamp, Blocked("command_id_reused")))
+            events = decide(self.states[command.business_id or ""], command, stamp)
+            return _with_claim(item, self.links(events) if self.links else events)
         if isinstance(item, Rejection):
             return reject(item, stamp)
         if isinstance(item, NotPermitted):
             return _with_claim(item, refuse(item, stamp))
         if isinstance(item, Refusal):
             return refusal_events(item, stamp)
-        if isinstance(item, Payment):
-            return decide_payment(self.states[item.business_id], item, stamp, reused)
-        command = item.command
-        if reused:
-            return _with_claim(item, block(command, stamp, Blocked("command_id_reused")))
-        events = decide(self.states[command.business_id or ""], command, stamp)
-        return _with_claim(item, self.links(events) if self.links else events)
+        return decide_payment(self.states[item.business_id], item, stamp, reused)
 
 
 def _with_claim(item: Parsed | NotPermitted, events: list[ev.Event]) -> list[ev.Event]:

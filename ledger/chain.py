@@ -36,18 +36,30 @@ chain = Table(
 
 
 def link(previous: bytes, position: int, topic: str, state: bytes) -> bytes:
-    kind = topic.encode()
-    return hashlib.sha256(b"".join((previous, position.to_bytes(8, "big"), len(kind).to_bytes(2, "big"),
-                                    kind, state))).digest()
+    return hashlib.sha256(b"".join((previous, position.to_bytes(8, "big"), _kind(topic), state))).digest()
 
 
-def links(previous: bytes, rows: Sequence[tuple[int, str, bytes]]) -> list[tuple[int, bytes]]:
-    """(position, link) for each (position, topic, state), in order, from `previous`."""
+def links(previous: bytes, rows: Iterable[tuple[int, str, bytes]]) -> list[tuple[int, bytes]]:
+    """(position, link) for each (position, topic, state), in order, from `previous`: `link`
+    a row, written out (a batch's every event is chained here)."""
     out = []
+    sha256, kinds = hashlib.sha256, _KINDS
     for position, topic, state in rows:
-        previous = link(previous, position, topic, state)
+        kind = kinds.get(topic) or _kind(topic)
+        previous = sha256(b"".join((previous, position.to_bytes(8, "big"), kind, state))).digest()
         out.append((position, previous))
     return out
+
+
+_KINDS: dict[str, bytes] = {}  # an event type's part of its links: its length (2 bytes, big-endian), then UTF-8
+
+
+def _kind(topic: str) -> bytes:
+    kind = _KINDS.get(topic)
+    if kind is None:
+        encoded = topic.encode()
+        kind = _KINDS[topic] = len(encoded).to_bytes(2, "big") + encoded
+    return kind
 
 
 HEAD = "SELECT position, hash FROM ledger_chain ORDER BY position DESC LIMIT 1"  # the last link written

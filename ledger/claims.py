@@ -6,7 +6,7 @@ goes in with the events it answered for, in their transaction, or not at all.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from sqlalchemy import Column, LargeBinary, MetaData, String, Table, Text
 from sqlalchemy.engine import Connection, Engine
@@ -29,8 +29,8 @@ claims = Table(
 _COLUMNS = ("scope", "business_id", "key", "content_hash", "outcome")
 
 
-@dataclass(frozen=True)
-class Claim:
+class Claim(NamedTuple):
+    """A claim as its row holds it, in the table's column order: the rows a batch inserts."""
     scope: str
     business_id: str
     key: str
@@ -40,8 +40,7 @@ class Claim:
 
 def insert(conn: Connection, new_claims: Sequence[Claim]) -> None:
     """In the caller's transaction; a key another writer took raises IntegrityError."""
-    sql.insert(conn, claims.name, _COLUMNS,
-               [(c.scope, c.business_id, c.key, c.content_hash, c.outcome) for c in new_claims])
+    sql.insert(conn, claims.name, _COLUMNS, new_claims)
 
 
 def claimed(engine: Engine, scope: str, business_id: str | None, keys: Iterable[str]) -> dict[str, Claim]:

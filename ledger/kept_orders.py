@@ -7,7 +7,7 @@ own transaction, so a row is never ahead of or behind the log.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from sqlalchemy import BigInteger, Column, MetaData, Table, Text, func, select
 from sqlalchemy.engine import Connection, Engine
@@ -43,8 +43,7 @@ _ORDER_CHANGES = ("DO UPDATE SET paid = excluded.paid, link_reference = excluded
 _INSERT_LINK = "INSERT INTO ledger_links (business_id, reference, order_id) VALUES (?, ?, ?) ON CONFLICT DO NOTHING"
 
 
-@dataclass(frozen=True)
-class KeptOrder:
+class KeptOrder(NamedTuple):
     """An order as it stands after a batch, and the link references the batch issued for it."""
     business_id: str
     order_id: str

@@ -39,9 +39,10 @@ class Recorder(SQLAlchemyApplicationRecorder):
         The table stays locked to other writers until the commit (so positions become visible
         in order), and the chain's head with it."""
         as_uuid = sql.uuid_value(conn)
+        streams = {stream: as_uuid(stream) for stream in {row[0] for row in rows}}  # a batch names a few
         positions, head = sql.append_numbered(
             conn, self.table_name, _COLUMNS, _TYPES,
-            [(as_uuid(stream), version, topic, state) for stream, version, topic, state in rows],
+            [(streams[stream], version, topic, state) for stream, version, topic, state in rows],
             self.channel_name, chain.HEAD)
         chain.extend(conn, positions, rows, head)
         return positions

@@ -51,6 +51,7 @@ class Handled:
     # (position, event) as committed: a projector in the same process takes them as they are.
     written: list[tuple[int, ev.Event]]
     extra: Any = None  # what the door's `extra` returned beside its statements
+    encoded: list[bytes] = dataclasses.field(default_factory=list)  # each outcome as `codec.dumps` writes it
 
 
 class Ledger:
@@ -146,10 +147,11 @@ class Ledger:
                 with self.states.draft() as draft:
                     decided = decide(draft)
                     statements, carried = extra(decided.outcomes) if extra else ((), None)
-                    positions = self.store.write(decided.appended, decided.claims,
-                                                 [*decided.statements, *statements], draft.kept(decided.appended))
+                    positions = self.store.write(decided.appended, decided.claims, [*decided.statements, *statements],
+                                                 draft.kept(decided.appended), states=decided.states)
                     draft.commit()
-                return Handled(decided.outcomes, list(zip(positions, (e for _, e in decided.appended))), carried)
+                written = [(position, e) for position, (_, e) in zip(positions, decided.appended)]
+                return Handled(decided.outcomes, written, carried, decided.encoded)
             except IntegrityError:
                 if decided is None or not self._raced(decided):
                     raise
@@ -193,7 +195,8 @@ class Ledger:
         try:
             with self.states.draft() as draft:  # never committed: dropped on the way out
                 decided = self._decided(draft, items, links=False)
-                self.store.write(decided.appended, decided.claims, kept=draft.kept(decided.appended), commit=False)
+                self.store.write(decided.appended, decided.claims, kept=draft.kept(decided.appended), commit=False,
+                                 states=decided.states)
             return None
         except Exception as exc:
             if transient(exc) or (isinstance(exc, IntegrityError) and decided is not None and self._raced(decided)):

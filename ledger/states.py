@@ -22,7 +22,7 @@ from ledger.webhook import Payment, Refusal
 # Orders (and link references) a business keeps in memory; older ones are read back from the
 # store when an input names them. ~300 bytes each.
 orders_kept_max = 5_000
-_ORDER_EVENTS = (ev.OrderPlaced, ev.PaymentLinkIssued, ev.PaymentLinkVoided, ev.PaymentReceived)
+_ORDER_EVENTS = frozenset({ev.OrderPlaced, ev.PaymentLinkIssued, ev.PaymentLinkVoided, ev.PaymentReceived})
 Item = Parsed | NotPermitted | Rejection | Payment | Refusal
 
 
@@ -120,13 +120,15 @@ class Draft:
         changed: dict[tuple[str, str], list[str]] = {}
         placed: set[str] = set()
         for _, e in appended:
-            if isinstance(e, _ORDER_EVENTS):
+            kind = type(e)
+            if kind in _ORDER_EVENTS:
                 references = changed.setdefault((e.business_id or "", e.order_id), [])
-                if isinstance(e, ev.PaymentLinkIssued):
+                if kind is ev.PaymentLinkIssued:
                     references.append(e.reference)
-                elif isinstance(e, ev.OrderPlaced):
+                elif kind is ev.OrderPlaced:
                     placed.add(e.order_id)
-        return [KeptOrder(b, order_id, self.state(b).orders[order_id], tuple(references), order_id in placed)
+        orders = {b: self.state(b).orders for b in {b for b, _ in changed}}
+        return [KeptOrder(b, order_id, orders[b][order_id], tuple(references), order_id in placed)
                 for (b, order_id), references in changed.items()]
 
     def commit(self) -> None:

@@ -91,15 +91,19 @@ class Store:
 
     def write(self, appended: Sequence[tuple[int, ev.Event]], new_claims: Sequence[Claim] = (),
               statements: Sequence[Executable] = (), kept: Sequence[KeptOrder] = (),
-              commit: bool = True) -> list[int]:
+              commit: bool = True, states: Sequence[bytes] | None = None) -> list[int]:
         """Append (stream version, event) pairs, claims, the orders they changed and any extra
         statements atomically. With commit=False, everything is written and then rolled back:
-        whether the database would take it, and nothing kept.
+        whether the database would take it, and nothing kept. `states`: the events as
+        `codec.encode` wrote them, if the caller has (else they are encoded here).
 
         Raises IntegrityError when another writer got there first (a stream version or a
         claim): the caller decides again on fresh state.
         """
-        rows = [(stream_id(e.business_id), version, e.type, codec.encode(e)) for version, e in appended]
+        if states is None:
+            states = [codec.encode(e) for _, e in appended]
+        rows = [(stream_id(e.business_id), version, type(e).__name__, state)
+                for (version, e), state in zip(appended, states, strict=True)]
         self.datastore.init_sqlite_wal_mode()  # once; the library did it on its first transaction
         try:
             # A Core transaction, not the library's ORM session: nothing here needs its objects,

@@ -43,20 +43,16 @@ def _batch(ledger, batch: list, door: str, table: bool, projections) -> None:
     this returns, inside the collector's pause: the pass at its end walks only what the batch
     left in the ledger's state, not every outcome just printed."""
     handled = ledger.handle(batch, door)
-    _answer(handled.outcomes, table, ledger)
+    _answer(handled, table, ledger)
     # Outcomes first: a slow or failing projection never holds them back.
     projections.after(handled.written, full=len(batch) >= batch_records_max)
 
 
-def _answer(outcomes: list[dict], table: bool, ledger) -> None:
+def _answer(handled, table: bool, ledger) -> None:
     if table:
-        for outcome in outcomes:
+        for outcome in handled.outcomes:
             business = outcome["business_id"]
             print_outcome(outcome, ledger.state(business).currency if business else None)
-    else:  # emit()'s lines, with the codec and the stream looked up once a batch
-        from ledger.codec import dumps
-
-        write = sys.stdout.buffer.write
-        for outcome in outcomes:
-            write(dumps(outcome) + b"\n")
+    else:  # emit()'s lines, as the batch encoded them, in one write
+        sys.stdout.buffer.write(b"\n".join(handled.encoded) + b"\n")
     sys.stdout.flush()
