@@ -12,12 +12,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from itertools import islice
+from typing import TYPE_CHECKING
 
 from commands.parsing import NotPermitted, Parsed, Rejection
 from ledger import events as ev
 from ledger.state import BusinessState
 from ledger.store import KeptOrder, Store
 from ledger.webhook import Payment, Refusal
+
+if TYPE_CHECKING:
+    from commands.models import Facts
 
 # Orders (and link references) a business keeps in memory; older ones are read back from the
 # store when an input names them. ~300 bytes each.
@@ -36,6 +40,18 @@ def orders_named(item: Item) -> tuple[list[str], list[str]]:
         if fact.known:
             return [fact.value], []
     return [], []
+
+
+def _fact_names(facts: Facts) -> frozenset[str]:
+    """A command type's fact names, by its Facts type (one dict look a command)."""
+    kind = type(facts)
+    names = _FACT_NAMES.get(kind)
+    if names is None:
+        names = _FACT_NAMES[kind] = frozenset(kind.names())
+    return names
+
+
+_FACT_NAMES: dict[type, frozenset[str]] = {}
 
 
 class States:
@@ -86,11 +102,14 @@ class Draft:
         wanted: dict[str, tuple[list[str], list[str]]] = {}
         for item in items:
             if isinstance(item, (Parsed, Payment)):
-                order_ids, references = orders_named(item)
                 business = item.business_id if isinstance(item, Payment) else item.command.business_id
-                named = wanted.setdefault(business or "", ([], []))
-                named[0].extend(order_ids)
-                named[1].extend(references)
+                named = wanted.get(business or "")
+                if named is None:
+                    named = wanted[business or ""] = ([], [])
+                if isinstance(item, Payment) or "order_id" in _fact_names(item.command.facts):
+                    order_ids, references = orders_named(item)
+                    named[0].extend(order_ids)
+                    named[1].extend(references)
         return {b: self._recalled(b, order_ids, references) for b, (order_ids, references) in wanted.items()}
 
     def _recalled(self, business_id: str, order_ids: list[str], references: list[str]) -> BusinessState:
