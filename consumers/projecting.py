@@ -27,7 +27,7 @@ from multiprocessing.connection import Connection
 from ledger.retry import first_line
 from consumers.follow import Follower
 from consumers.kafka.topics import Topics
-from ledger import events as ev, sql
+from ledger import bulk, events as ev, sql
 from ledger.store import Store
 from projections.projector import Projector
 
@@ -118,6 +118,9 @@ async def _follow(store: Store, wakes: Connection, relay_to: RelayTo | None) -> 
     done = asyncio.Event()
     relaying = _Relaying(store, relay_to) if relay_to else None
     projecting = _Projecting(store, relaying)
+    # The collector at its own pace walked this process's every long-lived object again and
+    # again (~30% of its CPU in bench.serve): it runs once a projection step instead.
+    bulk.by_hand()
     followers = [Follower("projections", projecting.step)]
     if relaying is not None:  # first: an event waits on the relay, a projection on nobody
         followers.insert(0, Follower("event relay", relaying.step))
@@ -185,7 +188,11 @@ class _Projecting:
 
     async def step(self) -> None:
         fresh, self.fresh = self.fresh, []
-        await asyncio.to_thread(self._catch_up, fresh)
+        try:
+            await asyncio.to_thread(self._catch_up, fresh)
+        finally:
+            del fresh  # the pages the relay handed over: most of what there is to walk
+            bulk.collect()
 
     def _catch_up(self, fresh: list[tuple[int, ev.Event]]) -> None:
         if self.relaying is not None and not self.relaying.may_project():
@@ -201,6 +208,10 @@ class _Projecting:
 
 class _Relaying:
     def __init__(self, store: Store, to: RelayTo):
+        # Imported here: only a child that relays needs the Kafka client (and before the
+        # collector leaves start-up's objects alone).
+        from consumers.kafka import relay as _  # noqa: F401
+
         self.store, self.to = store, to
         self.relay = None  # the producer is started at the first step: the broker may be away
         self.sent: Callable[[list[tuple[int, ev.Event]]], None] | None = None  # each page the relay sent
@@ -232,7 +243,6 @@ class _Relaying:
 
 
 async def _started_relay(store: Store, to: RelayTo, sent: Callable[[list[tuple[int, ev.Event]]], None] | None):
-    # Imported here: only a child that relays needs the Kafka client.
     from consumers.kafka.clients import producer as new_producer
     from consumers.kafka.relay import Relay
 

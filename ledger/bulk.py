@@ -48,6 +48,21 @@ def paused() -> Iterator[None]:
             gc.collect(0)
 
 
+def by_hand() -> None:
+    """For a process that is all bulk work and has a quiet moment of its own (serve's child,
+    between its projection steps): what start-up made (modules, classes, the engine: they
+    live as long as the process) is kept out of every later pass, and the collector no
+    longer runs on its own, in the middle of a page; the process calls `collect` at that
+    moment, when what it handed over has gone. Pauses in such a process change nothing."""
+    gc.freeze()
+    gc.disable()
+
+
+def collect() -> None:
+    """One whole pass: at a quiet moment of a process that collects `by_hand`."""
+    gc.collect()
+
+
 def keep_survivors() -> None:
     """After a batch's pause, in a process whose state lives as long as it does (`ledger
     process`, `ledger admin apply`): exempt what survived (state, kept rows) from every later

@@ -65,3 +65,17 @@ def test_a_pause_ends_even_when_its_work_raises():
             raise RuntimeError("refused")
     # then the collector is on again
     assert gc.isenabled()
+
+
+def test_a_process_collecting_by_hand_keeps_the_collector_off_through_pauses():
+    # given a process that collects by hand (serve's child)
+    try:
+        bulk.by_hand()
+        # when a pause begins and ends
+        with bulk.paused():
+            pass
+        # then the collector is still off, and what start-up made is out of its passes
+        assert not gc.isenabled()
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
