@@ -29,6 +29,7 @@ from consumers.kafka.relay import metadata as relay_metadata, relay_positions
 from consumers.kafka.stats import Every, Stats
 from consumers.kafka.topics import Topics, default_group, fetch_wait_ms_default
 from consumers.kafka.writer import Writer
+from ledger import bulk
 from ledger.agents import AgentKeys
 from ledger.retry import any_failure, retrying_async
 from ledger.service import Ledger
@@ -81,6 +82,7 @@ class Server:
         if not await self._connect():
             self.unfinished = f"stopped before Kafka at {self.config.bootstrap} could be reached"
             return
+        bulk.started()
         # Once a second: the child is started (again, if it died) and looks for what others
         # wrote; it is woken sooner after each batch's outcomes are out.
         following = Follower("projections and event relay", lambda: asyncio.to_thread(self.projections.after))

@@ -79,3 +79,16 @@ def test_a_process_collecting_by_hand_keeps_the_collector_off_through_pauses():
         assert gc.get_freeze_count() > 0
     finally:
         gc.unfreeze()
+
+
+def test_what_exists_when_a_process_has_started_is_left_out_of_later_passes():
+    # given an object made during start-up
+    made = [object()]
+    try:
+        # when the process says it has started
+        bulk.started()
+        # then the collector no longer tracks it among the generations it walks
+        assert not any(o is made for o in gc.get_objects())
+        assert gc.isenabled()
+    finally:
+        gc.unfreeze()
