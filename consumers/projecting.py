@@ -37,9 +37,12 @@ log = logging.getLogger("ledger.projections")
 drain_s = 10.0  # at the end, how long a step in hand and then the last events may take (the rest: next start)
 projections_lease = "ledger-projections"
 fresh_events_max = 20_000  # events the relay sent kept for the next projection step, at most
-# While the relay is sending, projections wait: commands first (a projection step holds
-# SQLite's one write lock while it folds, and serve's next batch waits behind it); they
-# catch up once the log has been quiet this long, or when they are this far behind.
+# While the relay is busy (it sent a page this large within projections_quiet_s),
+# projections wait: commands first (a projection step holds SQLite's one write lock while
+# it folds, and serve's next batch waits behind it); they catch up once the burst is over,
+# or when they are projections_lag_s_max behind. A trickle (100 commands a second: pages
+# of ~15 events) is projected once a second, as it comes: small steps between commands.
+busy_page_events_min = 200
 projections_quiet_s = 0.3
 projections_lag_s_max = 5.0
 
@@ -185,13 +188,14 @@ class _Projecting:
         self.projector: Projector | None = None  # made at the first step: the database may be away
         self.lease = sql.lease(store.engine, projections_lease)
         self.fresh: list[tuple[int, ev.Event]] = []  # what the relay sent since the last step
-        self.sent_at = float("-inf")  # when the relay last sent a page
+        self.sent_at = float("-inf")  # when the relay last sent a busy page
         self.stepped_at = time.monotonic()  # when projections last caught up
         if relaying is not None:
             relaying.sent = self._sent
 
     def _sent(self, page: list[tuple[int, ev.Event]]) -> None:
-        self.sent_at = time.monotonic()
+        if len(page) >= busy_page_events_min:
+            self.sent_at = time.monotonic()
         self.fresh += page
         if len(self.fresh) > fresh_events_max:
             self.fresh = []  # the projections are that far behind: they read the log instead
