@@ -57,7 +57,17 @@ def projection_table(name: str, key: tuple[str, ...], *columns: Column) -> Table
                   *columns, *unique)
     table.info["key"] = key
     table.info["columns"] = [str(c.name) for c in table.columns]  # plain str: orjson wants them as keys
+    table.info["pg_types"] = [_pg_type(c) for c in table.columns]
     return table
+
+
+def _pg_type(column: Column) -> str:
+    """A column's type in a binary COPY: rows hold ints for Int64 columns, str for text and JSON (its text)."""
+    if isinstance(column.type, BigInteger):
+        return "int8"
+    if isinstance(column.type, (Text, Json)):
+        return "text"
+    raise TypeError(f"no binary COPY type for {column.name}: {column.type!r}")
 
 
 def at(table: Table, column: str) -> int:
@@ -154,7 +164,7 @@ class View:
 
 def insert(conn: Connection, table: Table, rows: list[Row]) -> None:
     """Bulk insert below SQLAlchemy's per-row parameter handling, which cost more than the fold."""
-    sql.insert(conn, table.name, table.info["columns"], rows)
+    sql.insert(conn, table.name, table.info["columns"], rows, table.info["pg_types"])
 
 
 def _by_keys(conn: Connection, table: Table, verb: str, keys: list[Key]) -> Any:
