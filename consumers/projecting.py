@@ -20,7 +20,6 @@ import logging
 import multiprocessing
 import os
 import signal
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
@@ -37,14 +36,6 @@ log = logging.getLogger("ledger.projections")
 drain_s = 10.0  # at the end, how long a step in hand and then the last events may take (the rest: next start)
 projections_lease = "ledger-projections"
 fresh_events_max = 20_000  # events the relay sent kept for the next projection step, at most
-# While the relay is busy (it sent a page this large within projections_quiet_s),
-# projections wait: commands first (a projection step holds SQLite's one write lock while
-# it folds, and serve's next batch waits behind it); they catch up once the burst is over,
-# or when they are projections_lag_s_max behind. A trickle (100 commands a second: pages
-# of ~15 events) is projected once a second, as it comes: small steps between commands.
-busy_page_events_min = 200
-projections_quiet_s = 0.3
-projections_lag_s_max = 5.0
 
 
 @dataclass(frozen=True)
@@ -133,9 +124,9 @@ async def _follow(store: Store, wakes: Connection, relay_to: RelayTo | None) -> 
     followers = [Follower("projections", projecting.step)]
     if relaying is not None:  # first: an event waits on the relay, a projection on nobody
         followers.insert(0, Follower("event relay", relaying.step))
-    # A wake hurries the relay only, when there is one: projections look once a second, and
-    # wait while the relay is busy, because each step is a write and SQLite has one writer
-    # (a projection step a batch would add to the fsyncs serve's commands wait behind).
+    # A wake hurries the relay only, when there is one: projections keep to once a second,
+    # in pages, because each step is a write and SQLite has one writer (a projection
+    # step a batch would add to the fsyncs serve's commands wait behind).
     _listen(wakes, hurried=followers[0], followers=followers, done=done)
     tasks = [asyncio.create_task(f.run(done)) for f in followers]
     try:
@@ -173,44 +164,29 @@ async def _last_steps(tasks: list[asyncio.Task], projecting: _Projecting, relayi
     if relaying is not None:  # what the writer appended while the last steps ran
         await relaying.last()
     try:
-        await projecting.step(now=True)
+        await projecting.step()
     except Exception as exc:  # the database away: the next start (or `ledger audit`) catches up
         log.warning("at the end: projections: %s", first_line(exc))
 
 
 class _Projecting:
     """One process's children at a time project (a lease): with two `ledger serve` processes,
-    the one that relays, which hands over the events it read and decoded to send. Beside a
-    relay, a step waits while the relay is busy (see projections_quiet_s)."""
+    the one that relays, which hands over the events it read and decoded to send."""
 
     def __init__(self, store: Store, relaying: _Relaying | None):
         self.store, self.relaying = store, relaying
         self.projector: Projector | None = None  # made at the first step: the database may be away
         self.lease = sql.lease(store.engine, projections_lease)
         self.fresh: list[tuple[int, ev.Event]] = []  # what the relay sent since the last step
-        self.sent_at = float("-inf")  # when the relay last sent a busy page
-        self.stepped_at = time.monotonic()  # when projections last caught up
         if relaying is not None:
             relaying.sent = self._sent
 
     def _sent(self, page: list[tuple[int, ev.Event]]) -> None:
-        if len(page) >= busy_page_events_min:
-            self.sent_at = time.monotonic()
         self.fresh += page
         if len(self.fresh) > fresh_events_max:
             self.fresh = []  # the projections are that far behind: they read the log instead
 
-    def _waits(self) -> bool:
-        """Whether the relay is busy and the projections are not yet too far behind."""
-        at = time.monotonic()
-        return at - self.sent_at < projections_quiet_s and at - self.stepped_at < projections_lag_s_max
-
-    async def step(self, now: bool = False) -> None:
-        """Catch up (`now`: even while the relay is busy)."""
-        if not now and self._waits():
-            bulk.collect()
-            return
-        self.stepped_at = time.monotonic()
+    async def step(self) -> None:
         fresh, self.fresh = self.fresh, []
         try:
             await asyncio.to_thread(self._catch_up, fresh)
