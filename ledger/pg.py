@@ -111,3 +111,15 @@ def refusing_taken_keys(conn: Connection, table: str) -> Iterator[None]:
         yield
     except conn.dialect.loaded_dbapi.IntegrityError as exc:
         raise IntegrityError(f"insert into {table}", None, exc) from exc
+
+
+def copy(writing: Any, statement: str, rows: Sequence[Sequence[Any]], pg_types: Sequence[str]) -> None:
+    """COPY the rows through the driver's cursor: binary when the columns' types are given."""
+    try:
+        with writing.copy(statement + (" (FORMAT BINARY)" if pg_types else "")) as stream:
+            if pg_types:
+                stream.set_types(pg_types)
+            for row in rows:
+                stream.write_row(row)
+    except OverflowError as exc:  # an int past int8, refused by the binary dumper before the server sees it
+        raise writing.connection.DataError(str(exc)) from exc

@@ -182,7 +182,7 @@ def insert(conn: Connection, table: str, columns: Sequence[str], rows: Sequence[
     writing = conn.connection.dbapi_connection.cursor()
     try:
         if _postgres(conn):
-            _copy(writing, f'COPY "{table}" ({names}) FROM STDIN', rows, pg_types)
+            pg.copy(writing, f'COPY "{table}" ({names}) FROM STDIN', rows, pg_types)
         else:
             writing.executemany(driver_sql(conn, f'INSERT INTO "{table}" ({names}) VALUES'
                                                  f' ({", ".join("?" * len(columns))})'), rows)
@@ -190,17 +190,6 @@ def insert(conn: Connection, table: str, columns: Sequence[str], rows: Sequence[
         raise IntegrityError(f"insert into {table}", None, exc) from exc
     finally:
         writing.close()
-
-
-def _copy(writing: Any, statement: str, rows: Sequence[Sequence[Any]], pg_types: Sequence[str]) -> None:
-    try:
-        with writing.copy(statement + (" (FORMAT BINARY)" if pg_types else "")) as copy:
-            if pg_types:
-                copy.set_types(pg_types)
-            for row in rows:
-                copy.write_row(row)
-    except OverflowError as exc:  # an int past int8, refused by the binary dumper before the server sees it
-        raise writing.connection.DataError(str(exc)) from exc
 
 
 def uuid_value(conn: Connection) -> Callable[[uuid.UUID], Any]:
