@@ -118,8 +118,8 @@ async def _follow(store: Store, wakes: Connection, relay_to: RelayTo | None) -> 
     done = asyncio.Event()
     relaying = _Relaying(store, relay_to) if relay_to else None
     projecting = _Projecting(store, relaying)
-    # The collector at its own pace walked this process's every long-lived object again and
-    # again (~30% of its CPU in bench.serve): it runs once a projection step instead.
+    # Left to its own pace, the collector walks this process's long-lived objects again and
+    # again, mid-page: it runs once a projection step instead (docs/bench.md, session 7).
     bulk.by_hand()
     followers = [Follower("projections", projecting.step)]
     if relaying is not None:  # first: an event waits on the relay, a projection on nobody
