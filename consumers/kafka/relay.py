@@ -14,9 +14,10 @@ command at low rates, and hold the database's write lock while the next command 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import functools
 import time
 from collections.abc import Callable, Iterator
-from itertools import islice
 
 import orjson
 from aiokafka import AIOKafkaProducer
@@ -25,13 +26,15 @@ from sqlalchemy import BigInteger, Column, MetaData, String, Table, select
 
 from consumers.kafka.batches import send_all
 from consumers.kafka.topics import Topics
-from ledger import sql
+from ledger import codec, sql
 from ledger.events import Event, event_row
 from ledger.store import Store
 
 relay_events_max = 2000   # events a step reads and sends at most
 store_interval_s = 1.0    # how often the position reached is stored (a crash re-sends up to this much)
 ESCALATION_EVENTS = frozenset({"EscalationRaised", "EscalationAcknowledged", "EscalationClosed"})
+
+_PAGE = 'SELECT id, topic, state FROM "{table}" WHERE id > ? ORDER BY id LIMIT {rows_max}'
 
 metadata = MetaData()
 relay_positions = Table(
@@ -57,10 +60,10 @@ class Relay:
         """Send everything after the position reached; the number of events sent."""
         sent = 0
         while True:
-            page = await asyncio.to_thread(self._next_page)
+            rows, page = await asyncio.to_thread(self._next_page)
             if not page:
                 break
-            await send_all(self.producer, self._messages(page))
+            await send_all(self.producer, self._messages(rows, page))
             self._reached = page[-1][0]
             sent += len(page)
             if self.sent is not None:
@@ -71,9 +74,10 @@ class Relay:
             await self.flush()
         return sent
 
-    def _messages(self, page: list[tuple[int, Event]]) -> Iterator[tuple[str, bytes | None, bytes, list]]:
-        for p, event in page:
-            value, key = orjson.dumps(event_row(p, event)), (event.business_id or "").encode() or None
+    def _messages(self, rows: list[tuple[int, str, bytes]],
+                  page: list[tuple[int, Event]]) -> Iterator[tuple[str, bytes | None, bytes, list]]:
+        for (p, _, state), (_, event) in zip(rows, page):
+            value, key = _value(p, state, event), (event.business_id or "").encode() or None
             yield self.topics.events, key, value, []
             if event.type in ESCALATION_EVENTS:
                 yield self.topics.escalations, key, value, []
@@ -93,15 +97,19 @@ class Relay:
     def close(self) -> None:
         self.lease.release()
 
-    def _next_page(self) -> list[tuple[int, Event]]:
-        """The events after the position reached; none if another process holds the lease."""
+    def _next_page(self) -> tuple[list[tuple[int, str, bytes]], list[tuple[int, Event]]]:
+        """The log's rows after the position reached and their events; none if another process
+        holds the lease. One query of `relay_events_max` rows, every one decoded once (for the
+        messages and the projections)."""
         if not self.lease.held:
             self._reached = None  # (again) the holder: another may have moved the position meanwhile
         if not self.lease.hold():
-            return []
+            return [], []
         if self._reached is None:
             self._reached = self._stored = self._position()
-        return list(islice(self.store.notifications(self._reached + 1), relay_events_max))
+        statement = _PAGE.format(table=self.store.events.name, rows_max=relay_events_max)
+        rows = next(sql.pages(self.store.engine, statement, self._reached, None, relay_events_max), [])
+        return rows, codec.decode_page(rows)
 
     def _position(self) -> int:
         with self.store.engine.begin() as conn:
@@ -121,3 +129,22 @@ class Relay:
             conn.execute(relay_positions.update()
                          .where(relay_positions.c.name == self.name, relay_positions.c.position == seen)
                          .values(position=reached))
+
+
+def _value(position: int, state: bytes, event: Event) -> bytes:
+    """`orjson.dumps(event_row(position, event))`. An event decoded with exactly its fields holds
+    the stored state as it was read (codec.decode), whose bytes are the encoding of those fields:
+    the message is that state behind the position and type, without building and encoding a dict."""
+    if event.__dict__.keys() != _fields(type(event)):
+        return orjson.dumps(event_row(position, event))  # defaults filled in on reading: not what is stored
+    return b"".join((b'{"position":', b"%d" % position, _type_field(event.type), memoryview(state)[1:]))
+
+
+@functools.cache
+def _fields(kind: type[Event]) -> frozenset[str]:
+    return frozenset(f.name for f in dataclasses.fields(kind))
+
+
+@functools.cache
+def _type_field(name: str) -> bytes:
+    return b',"type":' + orjson.dumps(name) + b","
