@@ -113,8 +113,8 @@ def _child(commands: int, batch: int, db: str | None, marks_file: str) -> None:
         records = [ConsumerRecord(topics.commands, 0, start + i, 0, 0, None, v, None, 0, len(v), [])
                    for i, v in enumerate(values)]
 
-        def statements(outcomes: list[dict], records=records, seen=seen) -> tuple[list, list]:
-            owed = outbox.owed(topics, records, outcomes)
+        def statements(outcomes: list[dict], encoded: list[bytes], records=records, seen=seen) -> tuple[list, list]:
+            owed = outbox.owed(topics, records, outcomes, encoded)
             return [offsets.advance("bench", seen, records[-1]), *outbox.insert("bench", owed)], owed
 
         marks.counting = start >= batch  # the first batch warms the caches up

@@ -40,8 +40,9 @@ log = logging.getLogger("ledger")
 Raw = bytes | str | Oversized | Rejection
 # A door's own part of a batch's transaction, from the batch's outcomes: the statements to
 # run with its events (Kafka's offsets and outbox rows), and what the door wants back once
-# they commit (`Handled.extra`). Asked again whenever the batch is decided again.
-Extra = Callable[[list[Outcome]], tuple[Sequence[Executable], Any]]
+# they commit (`Handled.extra`). Given the outcomes and each one's bytes as the claims store
+# them, so no door encodes an outcome again. Asked again whenever the batch is decided again.
+Extra = Callable[[list[Outcome], list[bytes]], tuple[Sequence[Executable], Any]]
 
 
 @dataclass(frozen=True)
@@ -146,7 +147,7 @@ class Ledger:
             try:
                 with self.states.draft() as draft:
                     decided = decide(draft)
-                    statements, carried = extra(decided.outcomes) if extra else ((), None)
+                    statements, carried = extra(decided.outcomes, decided.encoded) if extra else ((), None)
                     positions = self.store.write(decided.appended, decided.claims, [*decided.statements, *statements],
                                                  draft.kept(decided.appended), states=decided.states)
                     draft.commit()

@@ -53,31 +53,31 @@ class Owed:
     messages: list[Message]
 
 
-def owed(topics: Topics, records: Sequence[ConsumerRecord], outcomes: Sequence[Mapping[str, Any]]) -> list[Owed]:
-    """Per partition, the messages the records owe, in record order."""
+def owed(topics: Topics, records: Sequence[ConsumerRecord], outcomes: Sequence[Mapping[str, Any]],
+         encoded: Sequence[bytes]) -> list[Owed]:
+    """Per partition, the messages the records owe, in record order. `encoded`: each outcome's
+    bytes as `codec.dumps` wrote them for its claim (copied to their length, so an outcome
+    waiting for the broker holds no more than its JSON)."""
     found: dict[tuple[str, int], list[Message]] = {}
     upto: dict[tuple[str, int], int] = {}
-    for record, outcome in zip(records, outcomes):
+    for record, outcome, value in zip(records, outcomes, encoded, strict=True):
         where = (record.topic, record.partition)
         messages = found.get(where)
         if messages is None:
             messages = found[where] = []
-        _add_messages(messages, topics, record, outcome)
+        _add_messages(messages, topics, record, outcome, value)
         upto[where] = record.offset
     return [Owed(TopicPartition(*where), upto[where], messages) for where, messages in found.items()]
 
 
-def _add_messages(out: list[Message], topics: Topics, record: ConsumerRecord, outcome: Mapping[str, Any]) -> None:
+def _add_messages(out: list[Message], topics: Topics, record: ConsumerRecord, outcome: Mapping[str, Any],
+                  value: bytes) -> None:
     source = f"{record.topic}/{record.partition}/{record.offset}".encode()
     headers = record.headers
     carried = [(n, v) for n, v in headers if n == CORRELATION_HEADER] if headers else []
     carried.append((SOURCE_HEADER, source))
     command_id = outcome.get("command_id")
     # An unreadable command has no command_id: its outcome goes out with no key.
-    # Copied to its own length: orjson returns its working buffer, 4 KB however short the
-    # JSON, and an outcome waits in memory until the broker has it (`ledger serve` lets up to
-    # eight batches of them wait).
-    value = bytes(memoryview(orjson.dumps(outcome)))
     out.append(Message(topics.outcomes, command_id.encode() if command_id else None, value, carried))
     if outcome.get("status") == "rejected":
         error = str((outcome.get("details") or {}).get("error", outcome.get("reason")))

@@ -62,8 +62,8 @@ class Writer:
         seen = self.progress.applied(last)
         tidy = self.publisher.deletable()
 
-        def statements(outcomes: list[dict]) -> tuple[list[Executable], list[outbox.Owed]]:
-            owed = outbox.owed(self.topics, records, outcomes)
+        def statements(outcomes: list[dict], encoded: list[bytes]) -> tuple[list[Executable], list[outbox.Owed]]:
+            owed = outbox.owed(self.topics, records, outcomes, encoded)
             return [*(offsets.advance(self.group, seen[tp], r) for tp, r in last.items()),
                     *outbox.insert(self.group, owed), *self.publisher.forget(tidy)], owed
 

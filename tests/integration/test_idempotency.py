@@ -207,7 +207,7 @@ def test_a_write_failure_nobody_else_caused_is_raised_not_retried(ledger, store)
 
     with pytest.raises(IntegrityError):
         ledger.handle([raw(order("cust-1", [line("rice", 1)]))], "agent",
-                      extra=lambda outcomes: ([marks.insert().values(key="taken")], None))
+                      extra=lambda outcomes, encoded: ([marks.insert().values(key="taken")], None))
 
     assert store.max_position() == before
     [out] = agent(ledger, order("cust-1", [line("rice", 2)]))  # the failed decision left no trace in the cache

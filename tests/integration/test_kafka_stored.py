@@ -7,6 +7,7 @@ from aiokafka.structs import ConsumerRecord
 from consumers.kafka import offsets, outbox
 from consumers.kafka.progress import read_stored
 from consumers.kafka.topics import Topics
+from ledger import codec
 
 TP = TopicPartition("ledger.commands", 0)
 OTHER = TopicPartition("ledger.commands", 1)
@@ -18,7 +19,8 @@ def record(tp: TopicPartition, offset: int) -> ConsumerRecord:
 
 def write_batch(store, group: str, tp: TopicPartition, offset: int) -> None:
     r = record(tp, offset)
-    owed = outbox.owed(Topics(), [r], [{"command_id": f"c-{offset}", "status": "accepted"}])
+    outcome = {"command_id": f"c-{offset}", "status": "accepted"}
+    owed = outbox.owed(Topics(), [r], [outcome], [codec.dumps(outcome)])
     with store.engine.begin() as conn:
         for statement in [offsets.advance(group, None, r), *outbox.insert(group, owed)]:
             conn.execute(statement)
