@@ -142,10 +142,13 @@ class Projector:
             view = kept[1] if kept is not None and kept[0] == last else View(TABLES)
             for page in _pages(self._log_after(last, until, written), self.page_events):
                 self._kept = None  # a page that fails leaves the view ahead of the tables
+                # Folded before the write begins: on SQLite the write lock is the log's too,
+                # and a writer's next batch waits only for the flush, not for the fold.
+                with self.engine.connect() as conn:
+                    _fold(conn, view, page)
                 with self.engine.begin() as conn:
                     if not _advance(conn, last, page[-1][0]):
-                        break  # another projector applied these: read its position again
-                    _fold(conn, view, page)
+                        break  # another projector moved on meanwhile: read its position again
                     view.flush(conn)
                 applied, last = applied + len(page), page[-1][0]
                 view = view if view.size() < catch_up_rows_kept_max else View(TABLES)

@@ -152,3 +152,54 @@ def test_a_replay_with_more_rows_than_it_may_keep_gives_the_same_rows(ledger, st
 
     assert small.checksum == full.checksum
     assert every_row(store) == rows_when_kept
+
+
+def test_a_projector_that_lost_the_race_during_its_fold_applies_nothing_twice(ledger, store, monkeypatch):
+    a_busy_log(ledger)
+    slow, fast = Projector(store), Projector(store)
+    slow.replay(until=0)
+    done = Projector(store).replay().checksum
+    slow.replay(until=0)
+    real_fold = projector_module._fold
+    raced = []
+
+    def fold_while_another_catches_up(conn, view, page):
+        real_fold(conn, view, page)
+        if not raced:
+            raced.append(True)
+            fast.catch_up()  # commits every page after slow read its position and its rows
+
+    monkeypatch.setattr(projector_module, "_fold", fold_while_another_catches_up)
+
+    assert slow.catch_up() == 0
+    assert raced == [True]
+    assert slow.tracked()[0] == store.max_position()
+    assert slow.checksum() == done
+
+
+def test_a_projection_step_lets_the_log_be_written_while_it_folds(ledger, store, monkeypatch):
+    """The fold is the step's long part: the write it ends with is the only moment a writer of
+    the log (SQLite's one write lock) or of the tracked position (PostgreSQL) waits for."""
+    a_busy_log(ledger)
+    projector = Projector(store)
+    projector.replay(until=0)
+    real_fold = projector_module._fold
+    others_wrote = []
+
+    def fold_then_write_elsewhere(conn, view, page):
+        real_fold(conn, view, page)
+        with store.engine.connect() as other:
+            if other.dialect.name == "sqlite":
+                other.exec_driver_sql("PRAGMA busy_timeout=0")
+                other.exec_driver_sql("BEGIN IMMEDIATE")  # the one write lock, or "database is locked"
+            else:
+                other.exec_driver_sql("SET lock_timeout = '1ms'")
+                other.execute(tracking.update().where(tracking.c.name == tracker_name)
+                              .values(version=tracking.c.version))
+            others_wrote.append(True)
+            other.rollback()
+
+    monkeypatch.setattr(projector_module, "_fold", fold_then_write_elsewhere)
+
+    assert projector.catch_up() == store.max_position()
+    assert others_wrote == [True]
