@@ -20,6 +20,7 @@ import logging
 import multiprocessing
 import os
 import signal
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
@@ -36,6 +37,10 @@ log = logging.getLogger("ledger.projections")
 drain_s = 10.0  # at the end, how long a step in hand and then the last events may take (the rest: next start)
 projections_lease = "ledger-projections"
 fresh_events_max = 20_000  # events the relay sent kept for the next projection step, at most
+# The child's collector runs by hand, after a projection step, at most this often. A pass walks
+# what is alive then, mostly the pages the relay has kept for the next step (up to
+# fresh_events_max events: 100-170 ms), whatever the interval: so not after every step.
+collect_interval_s = 10.0
 
 
 @dataclass(frozen=True)
@@ -175,6 +180,7 @@ class _Projecting:
 
     def __init__(self, store: Store, relaying: _Relaying | None):
         self.store, self.relaying = store, relaying
+        self.collected_at = time.monotonic()
         self.projector: Projector | None = None  # made at the first step: the database may be away
         self.lease = sql.lease(store.engine, projections_lease)
         self.fresh: list[tuple[int, ev.Event]] = []  # what the relay sent since the last step
@@ -191,8 +197,10 @@ class _Projecting:
         try:
             await asyncio.to_thread(self._catch_up, fresh)
         finally:
-            del fresh  # the pages the relay handed over: most of what there is to walk
-            bulk.collect()
+            del fresh  # the pages the relay handed over, freed before any pass
+            if time.monotonic() - self.collected_at >= collect_interval_s:
+                bulk.collect()
+                self.collected_at = time.monotonic()
 
     def _catch_up(self, fresh: list[tuple[int, ev.Event]]) -> None:
         if self.relaying is not None and not self.relaying.may_project():
