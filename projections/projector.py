@@ -81,8 +81,12 @@ class Projector:
         try:
             with self.engine.begin() as conn:
                 if conn.execute(select(tracking.c.name).where(tracking.c.name == tracker_name)).first() is None:
-                    # No version: whatever tables are there get rebuilt on the first catch-up.
-                    conn.execute(tracking.insert().values(name=tracker_name, position=0, version=""))
+                    # Empty tables are every version's rows as of position 0: the first catch-up
+                    # goes a page at a time, as any other (a rebuild is one transaction: on SQLite
+                    # it would hold the write lock, the log's too, for the whole log so far).
+                    # Rows with no version: whatever tables are there get rebuilt then.
+                    version = VERSION if _empty(conn) else ""
+                    conn.execute(tracking.insert().values(name=tracker_name, position=0, version=version))
         except IntegrityError:
             pass  # another process made the row first
 
@@ -219,6 +223,10 @@ def _advance(conn: Connection, last: int, position: int) -> bool:
                          .where(tracking.c.name == tracker_name, tracking.c.position == last)
                          .values(position=position))
     return moved.rowcount == 1
+
+
+def _empty(conn: Connection) -> bool:
+    return all(conn.execute(select(*table.primary_key.columns).limit(1)).first() is None for table in TABLES)
 
 
 def _empty_tables(conn: Connection) -> None:

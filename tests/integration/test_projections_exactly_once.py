@@ -203,3 +203,41 @@ def test_a_projection_step_lets_the_log_be_written_while_it_folds(ledger, store,
 
     assert projector.catch_up() == store.max_position()
     assert others_wrote == [True]
+
+
+def test_a_first_projector_over_empty_tables_catches_up_a_page_at_a_time(ledger, store, monkeypatch):
+    """Not one rebuild transaction over the whole log so far: on SQLite that would hold the
+    write lock, which the log's writers need too, from the first event to the last."""
+    a_busy_log(ledger)
+    projector = Projector(store, page_events=10)
+    pages = []
+    real_flush = rows_module.View.flush
+
+    def flush_or_crash(view, conn, kept=True, written=None):
+        pages.append(1)
+        if len(pages) == 3:
+            raise RuntimeError("killed")
+        real_flush(view, conn, kept)
+
+    monkeypatch.setattr(rows_module.View, "flush", flush_or_crash)
+    with pytest.raises(RuntimeError):
+        projector.catch_up()
+    assert projector.tracked()[0] == 20
+    monkeypatch.undo()
+
+    projector.catch_up()
+    assert projector.checksum() == Projector(store).replay().checksum
+
+
+def test_rows_with_no_tracked_version_are_rebuilt(ledger, store):
+    a_busy_log(ledger)
+    Projector(store).catch_up()
+    rows_before = every_row(store)
+    with store.engine.begin() as conn:
+        conn.execute(tracking.delete())
+
+    projector = Projector(store)
+
+    assert projector.tracked() == (0, "")
+    assert projector.catch_up() == store.max_position()
+    assert every_row(store) == rows_before
