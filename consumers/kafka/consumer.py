@@ -49,7 +49,7 @@ class ServeConfig:
     group: str = default_group
     topics: Topics = field(default_factory=Topics)
     session_timeout_ms: int = 10_000
-    poll_records_max: int = 500
+    poll_records_max: int = 2000  # a burst's batch: one transaction, claims query and outbox publish (docs/kafka.md)
     fetch_wait_ms: int = fetch_wait_ms_default
     open_agent_door: bool = False  # agents' tokens unchecked: for local trials only
 
