@@ -25,11 +25,12 @@ def load(recorder: Recorder, business_id: str, state: BusinessState | None = Non
     return state
 
 
-def rows(engine: Engine, table: str, start: int = 1, stop: int | None = None) -> Iterator[list[tuple[int, str, bytes]]]:
-    """The log's (position, topic, state) rows from `start` to `stop` (inclusive), a page at a time."""
+def rows(engine: Engine, table: str, start: int = 1, stop: int | None = None, *,
+         page_rows_max: int = notifications_page_max) -> Iterator[list[tuple[int, str, bytes]]]:
+    """The log's (position, topic, state) rows from `start` to `stop` (inclusive), a page of `page_rows_max` at a time."""
     upto = "" if stop is None else " AND id <= ?"
-    statement = f'SELECT id, topic, state FROM "{table}" WHERE id > ?{upto} ORDER BY id LIMIT {notifications_page_max}'
-    yield from sql.pages(engine, statement, start - 1, stop, notifications_page_max)
+    statement = f'SELECT id, topic, state FROM "{table}" WHERE id > ?{upto} ORDER BY id LIMIT {page_rows_max}'
+    yield from sql.pages(engine, statement, start - 1, stop, page_rows_max)
 
 
 def notifications(engine: Engine, t: Table, start: int = 1, stop: int | None = None, types: Sequence[str] = (),

@@ -26,15 +26,13 @@ from sqlalchemy import BigInteger, Column, MetaData, String, Table, select
 
 from consumers.kafka.batches import send_all
 from consumers.kafka.topics import Topics
-from ledger import codec, sql
+from ledger import codec, log_reads, sql
 from ledger.events import Event, event_row
 from ledger.store import Store
 
 relay_events_max = 2000   # events a step reads and sends at most
 store_interval_s = 1.0    # how often the position reached is stored (a crash re-sends up to this much)
 ESCALATION_EVENTS = frozenset({"EscalationRaised", "EscalationAcknowledged", "EscalationClosed"})
-
-_PAGE = 'SELECT id, topic, state FROM "{table}" WHERE id > ? ORDER BY id LIMIT {rows_max}'
 
 metadata = MetaData()
 relay_positions = Table(
@@ -107,8 +105,8 @@ class Relay:
             return [], []
         if self._reached is None:
             self._reached = self._stored = self._position()
-        statement = _PAGE.format(table=self.store.events.name, rows_max=relay_events_max)
-        rows = next(sql.pages(self.store.engine, statement, self._reached, None, relay_events_max), [])
+        rows = next(log_reads.rows(self.store.engine, self.store.events.name, self._reached + 1,
+                                   page_rows_max=relay_events_max), [])
         return rows, codec.decode_page(rows)
 
     def _position(self) -> int:
