@@ -72,7 +72,7 @@ class Relay:
             await self.flush()
         return sent
 
-    def _messages(self, rows: list[tuple[int, str, bytes]],
+    def _messages(self, rows: list[tuple[int, str, bytes | None]],
                   page: list[tuple[int, Event]]) -> Iterator[tuple[str, bytes | None, bytes, list]]:
         for (p, _, state), (_, event) in zip(rows, page):
             value, key = _value(p, state, event), (event.business_id or "").encode() or None
@@ -95,10 +95,10 @@ class Relay:
     def close(self) -> None:
         self.lease.release()
 
-    def _next_page(self) -> tuple[list[tuple[int, str, bytes]], list[tuple[int, Event]]]:
-        """The log's rows after the position reached and their events; none if another process
-        holds the lease. One query of `relay_events_max` rows, every one decoded once (for the
-        messages and the projections)."""
+    def _next_page(self) -> tuple[list[tuple[int, str, bytes | None]], list[tuple[int, Event]]]:
+        """The log's rows after the position reached and their events (see `_decoded`); none if
+        another process holds the lease. One query of `relay_events_max` rows, every one decoded
+        once (for the messages and the projections)."""
         if not self.lease.held:
             self._reached = None  # (again) the holder: another may have moved the position meanwhile
         if not self.lease.hold():
@@ -107,7 +107,7 @@ class Relay:
             self._reached = self._stored = self._position()
         rows = next(log_reads.rows(self.store.engine, self.store.events.name, self._reached + 1,
                                    page_rows_max=relay_events_max), [])
-        return rows, codec.decode_page(rows)
+        return _decoded(rows)
 
     def _position(self) -> int:
         with self.store.engine.begin() as conn:
@@ -129,12 +129,28 @@ class Relay:
                          .values(position=reached))
 
 
-def _value(position: int, state: bytes, event: Event) -> bytes:
-    """`orjson.dumps(event_row(position, event))`. An event decoded with exactly its fields holds
-    the stored state as it was read (codec.decode), whose bytes are the encoding of those fields:
-    the message is that state behind the position and type, without building and encoding a dict."""
-    if event.__dict__.keys() != _fields(type(event)):
-        return orjson.dumps(event_row(position, event))  # defaults filled in on reading: not what is stored
+def _decoded(rows: list[tuple[int, str, bytes]]
+             ) -> tuple[list[tuple[int, str, bytes | None]], list[tuple[int, Event]]]:
+    """The rows, each state kept only if it holds exactly its type's fields (None where reading
+    filled in a default it lacks: an event stored before that field existed), and their events
+    as `codec.decode` makes each. A state with a key its type no longer has is not sent: the
+    event's constructor raises (TypeError) on reading it, before any message is made."""
+    load = codec.loads
+    kept, page = [], []
+    for position, topic, state in rows:
+        kind = Event.registry[topic]
+        data = load(state)
+        kept.append((position, topic, state if data.keys() == _fields(kind) else None))
+        page.append((position, kind(**data)))
+    return kept, page
+
+
+def _value(position: int, state: bytes | None, event: Event) -> bytes:
+    """`orjson.dumps(event_row(position, event))`. A state holding exactly the event's fields
+    (`_decoded`) is their encoding: the message is that state behind the position and type,
+    without building and encoding a dict. Without one (a default filled in on reading), the row."""
+    if state is None:
+        return orjson.dumps(event_row(position, event))
     return b"".join((b'{"position":', b"%d" % position, _type_field(event.type), memoryview(state)[1:]))
 
 
