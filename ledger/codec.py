@@ -48,6 +48,23 @@ def decode_page(rows: Sequence[tuple[int, str, bytes]]) -> list[tuple[int, Event
     return [(position, _event(registry[topic], load(state))) for position, topic, state in rows]
 
 
+def decode_page_whole(rows: Sequence[tuple[int, str, bytes]]) -> list[tuple[int, Event, bool]]:
+    """As `decode_page`, each event with whether its state held exactly its type's fields (else
+    reading filled in a default: a state stored before that field existed), for whoever sends
+    the stored bytes as they are (the relay)."""
+    load, kinds = _page_loader(rows), _KINDS
+    return [(position, _whole(kind, data) if data.keys() == names else kind(**data), data.keys() == names)
+            for position, topic, state in rows
+            for kind, names in (kinds[topic],)
+            for data in (load(state),)]
+
+
+def _whole(cls: type[Event], data: dict[str, Any]) -> Event:
+    event = object.__new__(cls)
+    object.__setattr__(event, "__dict__", data)
+    return event
+
+
 def fields_page(rows: Sequence[tuple[int, str, bytes]]) -> list[tuple[int, type[Event], dict[str, Any]]]:
     """(position, topic, state) rows to (position, event type, fields) triples, the fields
     exactly as `decode`'s event would hold them (`vars(event)`: defaults filled in, an

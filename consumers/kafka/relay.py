@@ -14,7 +14,6 @@ command at low rates, and hold the database's write lock while the next command 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import functools
 import time
 from collections.abc import Callable, Iterator
@@ -135,14 +134,10 @@ def _decoded(rows: list[tuple[int, str, bytes]]
     filled in a default it lacks: an event stored before that field existed), and their events
     as `codec.decode` makes each. A state with a key its type no longer has is not sent: the
     event's constructor raises (TypeError) on reading it, before any message is made."""
-    load = codec.loads
-    kept, page = [], []
-    for position, topic, state in rows:
-        kind = Event.registry[topic]
-        data = load(state)
-        kept.append((position, topic, state if data.keys() == _fields(kind) else None))
-        page.append((position, kind(**data)))
-    return kept, page
+    decoded = codec.decode_page_whole(rows)
+    kept = [(position, topic, state if whole else None)
+            for (position, topic, state), (_, _, whole) in zip(rows, decoded)]
+    return kept, [(position, event) for position, event, _ in decoded]
 
 
 def _value(position: int, state: bytes | None, event: Event) -> bytes:
@@ -152,11 +147,6 @@ def _value(position: int, state: bytes | None, event: Event) -> bytes:
     if state is None:
         return orjson.dumps(event_row(position, event))
     return b"".join((b'{"position":', b"%d" % position, _type_field(event.type), memoryview(state)[1:]))
-
-
-@functools.cache
-def _fields(kind: type[Event]) -> frozenset[str]:
-    return frozenset(f.name for f in dataclasses.fields(kind))
 
 
 @functools.cache
