@@ -84,13 +84,23 @@ def readable_facts(facts: Any) -> dict[str, Any]:
             for name, fact in facts.items() if isinstance(fact, dict)}
 
 
-def _exact_facts(obj: dict[str, Any], raw: bytes) -> Any:
-    """The facts object with its integers exact: orjson reads one past 64 bits as a float,
-    so a document that may hold one (a run of 20 digits) is read again by the standard library.
+def _exactly(obj: Any, raw: bytes) -> Any:
+    """The document orjson read, with its integers exact: orjson reads one past 64 bits as a
+    float, so a document that may hold one (a run of 20 digits) is read again by the standard
+    library (orjson has already refused what it would not take: NaN, infinities, lone surrogates).
     `find`, not `in`: `in` tries the needle as an integer first, an exception raised and cleared."""
     if raw.translate(_DIGITS_AS_ZERO).find(_LONG_DIGITS) >= 0:
-        return json.loads(raw).get("facts")
-    return obj.get("facts")
+        return json.loads(raw)
+    return obj
+
+
+def _canonical(obj: dict[str, Any]) -> bytes:
+    """Sorted keys, no spaces: what "the same command" means. The standard library writes an
+    integer past 64 bits, which orjson refuses."""
+    try:
+        return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS)
+    except orjson.JSONEncodeError:
+        return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
 
 
 def _id(obj: dict[str, Any], key: str) -> str | None:
@@ -145,7 +155,7 @@ def parse(raw: bytes | str | Oversized, door: str) -> Parsed | Rejection | NotPe
     if len(raw) > line_bytes_max:
         return _too_large(raw, len(raw))
     try:
-        obj = orjson.loads(raw)
+        obj = _exactly(orjson.loads(raw), raw)
     except orjson.JSONDecodeError as exc:
         return Rejection(error=f"invalid JSON: {exc}", raw=excerpt(raw))
     kind = obj.get("type") if type(obj) is dict else None
@@ -157,10 +167,10 @@ def parse(raw: bytes | str | Oversized, door: str) -> Parsed | Rejection | NotPe
             pass  # what is wrong is said below, in the contract's order
         else:
             # Every envelope id validated, so the envelope as read is the model's own.
-            return Parsed(command=command, content=orjson.dumps(obj, option=orjson.OPT_SORT_KEYS), claimed={
+            return Parsed(command=command, content=_canonical(obj), claimed={
                 "command_id": obj["command_id"], "type": kind, "business_id": obj["business_id"],
                 "agent_id": obj.get("agent_id"), "conversation_id": obj.get("conversation_id"),
-                "turn_id": obj.get("turn_id"), "facts": _exact_facts(obj, raw)})
+                "turn_id": obj.get("turn_id"), "facts": obj.get("facts")})
     return _not_parsed(obj, raw, door)
 
 
@@ -182,7 +192,7 @@ def _not_parsed(obj: Any, raw: bytes, door: str) -> Rejection | NotPermitted:
     if unreadable:
         return Rejection(error=f"unreadable {', '.join(unreadable)}", raw=excerpt(raw), **envelope)
     if envelope["type"] not in DOORS[door]:
-        return NotPermitted(**envelope, claimed={**envelope, "facts": readable_facts(_exact_facts(obj, raw))})
+        return NotPermitted(**envelope, claimed={**envelope, "facts": readable_facts(obj.get("facts"))})
     try:
         DOORS[door][envelope["type"]].model_validate(obj)
     except ValidationError as exc:

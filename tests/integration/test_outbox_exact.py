@@ -3,7 +3,6 @@
 outbox's statements as serve's writer adds them (consumers/kafka/writer.py)."""
 import json
 
-import pytest
 from aiokafka import TopicPartition
 from aiokafka.structs import ConsumerRecord
 
@@ -27,8 +26,6 @@ def handled_as_serve_does(ledger, consumed: list[ConsumerRecord]) -> list[outbox
     return ledger.handle([r.value for r in consumed], "owner", statements).extra
 
 
-@pytest.mark.xfail(strict=True, reason="commands/parsing.py validates the model from orjson.loads, "
-                   "which reads an integer past 64 bits as a float: the blocked outcome echoes 1.18e21")
 def test_an_owed_outcome_holds_an_integer_past_64_bits_exactly(store, ledger):
     # given: the outbox's table, and a command whose price is a conflict between 2**70 + 1 and 5
     # (+ 1: 2**70 itself is a float exactly, and a float equals it)

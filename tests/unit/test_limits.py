@@ -80,3 +80,19 @@ def test_a_rejections_error_is_storable_text_whatever_the_fact_name():
     rejection = parse(raw(cmd), "agent")
     assert isinstance(rejection, Rejection)
     assert "\x00" not in rejection.error and len(rejection.error.encode()) <= raw_excerpt_bytes_max
+
+
+def test_an_integer_past_64_bits_reaches_the_command_exactly():
+    # given: a customer's name in conflict between an integer past 64 bits and a word
+    # (+ 1: 2**70 itself is a float exactly, and would compare equal)
+    cmd = customer("cust-1", 1000)
+    cmd["facts"]["name"] = {"status": "conflict", "values": [2**70 + 1, "Ann"], "source": "message"}
+    # when: it is read
+    parsed = parse(raw(cmd), "owner")
+    # then: the model, the facts as claimed and the canonical content hold the integer itself
+    assert isinstance(parsed, Parsed)
+    assert parsed.command.facts.name.values[0] == 2**70 + 1
+    assert type(parsed.command.facts.name.values[0]) is int
+    assert parsed.claimed["facts"]["name"]["values"][0] == 2**70 + 1
+    assert b"1180591620717411303425" in parsed.content
+    assert parse(raw(cmd), "owner").content == parsed.content
