@@ -4,34 +4,23 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from consumers import projecting
 from ledger import bulk
 from tests.given import a_shop
 
 
-def steps(store, count: int) -> None:
+@pytest.mark.parametrize(("interval_s", "passes_expected"), [(0.0, 3), (3600.0, 0)])
+def test_a_step_collects_only_once_the_interval_has_passed(ledger, store, monkeypatch, interval_s, passes_expected):
+    # given: a log to project, and the collector counted
+    a_shop(ledger)
+    passes = []
+    monkeypatch.setattr(bulk, "collect", lambda: passes.append(1))
+    monkeypatch.setattr(projecting, "collect_interval_s", interval_s)
+    # when: three steps run back to back
     stepping = projecting._Projecting(store, relaying=None)
-    for _ in range(count):
+    for _ in range(3):
         asyncio.run(stepping.step())
-
-
-def test_a_step_collects_once_the_interval_has_passed(ledger, store, monkeypatch):
-    a_shop(ledger)
-    passes = []
-    monkeypatch.setattr(bulk, "collect", lambda: passes.append(1))
-    monkeypatch.setattr(projecting, "collect_interval_s", 0.0)
-
-    steps(store, 3)
-
-    assert len(passes) == 3
-
-
-def test_steps_within_the_interval_do_not_collect(ledger, store, monkeypatch):
-    a_shop(ledger)
-    passes = []
-    monkeypatch.setattr(bulk, "collect", lambda: passes.append(1))
-    monkeypatch.setattr(projecting, "collect_interval_s", 3600.0)
-
-    steps(store, 3)
-
-    assert passes == []
+    # then: a pass after each step once the interval has passed, none within it
+    assert len(passes) == passes_expected

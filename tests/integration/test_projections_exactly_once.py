@@ -20,6 +20,19 @@ def a_busy_log(ledger) -> None:
               command("Escalate", {"reason": known("help", "message")}, turn=f"t{n}"))
 
 
+def killed_at_the_third_flush(monkeypatch) -> None:
+    pages = []
+    real_flush = rows_module.View.flush
+
+    def flush_or_crash(view, conn, kept=True, written=None):
+        pages.append(1)
+        if len(pages) == 3:
+            raise RuntimeError("killed")
+        real_flush(view, conn, kept)
+
+    monkeypatch.setattr(rows_module.View, "flush", flush_or_crash)
+
+
 def test_a_crash_after_some_rows_are_written_keeps_the_last_committed_page(ledger, store, monkeypatch):
     a_busy_log(ledger)
     projector = Projector(store, page_events=10)
@@ -48,20 +61,15 @@ def test_a_crash_after_some_rows_are_written_keeps_the_last_committed_page(ledge
     assert projector.checksum() == Projector(store).replay().checksum
 
 
-def test_a_crash_on_a_later_page_keeps_the_pages_before_it(ledger, store, monkeypatch):
+@pytest.mark.parametrize("replayed_first", [True, False])
+def test_a_crash_on_a_later_page_keeps_the_pages_before_it(ledger, store, monkeypatch, replayed_first):
+    """Built by this code (replayed to 0), or never built (empty tables: not one rebuild
+    transaction over the whole log so far, which on SQLite would hold the log's write lock too)."""
     a_busy_log(ledger)
     projector = Projector(store, page_events=10)
-    projector.replay(until=0)  # built by this code, so catch-up goes a page at a time
-    pages = []
-    real_fold = rows_module.View.flush
-
-    def flush_or_crash(view, conn, kept=True):
-        pages.append(1)
-        if len(pages) == 3:
-            raise RuntimeError("killed")
-        real_fold(view, conn, kept)
-
-    monkeypatch.setattr(rows_module.View, "flush", flush_or_crash)
+    if replayed_first:
+        projector.replay(until=0)
+    killed_at_the_third_flush(monkeypatch)
     with pytest.raises(RuntimeError):
         projector.catch_up()
     assert projector.tracked()[0] == 20
@@ -203,30 +211,6 @@ def test_a_projection_step_lets_the_log_be_written_while_it_folds(ledger, store,
 
     assert projector.catch_up() == store.max_position()
     assert others_wrote == [True]
-
-
-def test_a_first_projector_over_empty_tables_catches_up_a_page_at_a_time(ledger, store, monkeypatch):
-    """Not one rebuild transaction over the whole log so far: on SQLite that would hold the
-    write lock, which the log's writers need too, from the first event to the last."""
-    a_busy_log(ledger)
-    projector = Projector(store, page_events=10)
-    pages = []
-    real_flush = rows_module.View.flush
-
-    def flush_or_crash(view, conn, kept=True, written=None):
-        pages.append(1)
-        if len(pages) == 3:
-            raise RuntimeError("killed")
-        real_flush(view, conn, kept)
-
-    monkeypatch.setattr(rows_module.View, "flush", flush_or_crash)
-    with pytest.raises(RuntimeError):
-        projector.catch_up()
-    assert projector.tracked()[0] == 20
-    monkeypatch.undo()
-
-    projector.catch_up()
-    assert projector.checksum() == Projector(store).replay().checksum
 
 
 def test_rows_with_no_tracked_version_are_rebuilt(ledger, store):
