@@ -7,3 +7,4 @@ text_chars_max = 4096           # free text: name, note, reason, reply
 line_bytes_max = 1_048_576      # one line of a file or one Kafka message
 amount_max = 2**53 - 1          # every amount and every sum kept: the largest integer JSON readers keep exact
 raw_excerpt_bytes_max = 1024    # the raw input a CommandRejected keeps
+json_depth_max = 64             # objects and arrays inside each other: deeper is malformed (our choice; see docs/contract.md)

@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 from pydantic import ValidationError
 
-from commands.limits import line_bytes_max, raw_excerpt_bytes_max
+from commands.limits import json_depth_max, line_bytes_max, raw_excerpt_bytes_max
 from commands.models import COMMAND_TYPES, DOORS, PATTERN_ERRORS, Command, is_id
 
 
@@ -155,9 +155,13 @@ def parse(raw: bytes | str | Oversized, door: str) -> Parsed | Rejection | NotPe
     if len(raw) > line_bytes_max:
         return _too_large(raw, len(raw))
     try:
-        obj = _exactly(orjson.loads(raw), raw)
+        obj = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         return Rejection(error=f"invalid JSON: {exc}", raw=excerpt(raw))
+    if _deeper_than(raw, obj, json_depth_max):  # before any reader or writer that recurses
+        return Rejection(error=f"nested deeper than {json_depth_max} levels: not read", raw=excerpt(raw),
+                         **(_envelope(obj) if type(obj) is dict else {}))
+    obj = _exactly(obj, raw)
     kind = obj.get("type") if type(obj) is dict else None
     model = DOORS[door].get(kind) if type(kind) is str else None
     if model is not None:
@@ -174,13 +178,28 @@ def parse(raw: bytes | str | Oversized, door: str) -> Parsed | Rejection | NotPe
     return _not_parsed(obj, raw, door)
 
 
-def _not_parsed(obj: Any, raw: bytes, door: str) -> Rejection | NotPermitted:
-    """Why a readable JSON document is not a command this door takes, in the contract's order:
-    readability first, then the door, then the rest of the shape."""
-    if not isinstance(obj, dict):
-        return Rejection(error=f"expected a JSON object, got {type(obj).__name__}", raw=excerpt(raw))
+def _deeper_than(raw: bytes, obj: Any, depth_max: int) -> bool:
+    """Whether objects and arrays nest more than `depth_max` deep: the standard library's
+    reader and writer recurse, and give up near 1,000 (an exception, not an answer). Fewer
+    brackets than the limit cannot nest past it; else each level is walked once."""
+    if raw.count(b"{") + raw.count(b"[") <= depth_max:
+        return False
+    level, depth = [obj], 0
+    while level:
+        depth += 1
+        if depth > depth_max:
+            return True
+        level = [v for c in level for v in (c.values() if type(c) is dict else c) if type(v) in _CONTAINERS]
+    return False
+
+
+_CONTAINERS = (dict, list)
+
+
+def _envelope(obj: dict[str, Any]) -> dict[str, str | None]:
+    """The envelope's ids as an outcome may show them (null where unreadable)."""
     kind = obj.get("type")
-    envelope = dict(
+    return dict(
         command_id=_id(obj, "command_id"),
         # a string first: a list or object `type` is unreadable, not a crash
         type=kind if isinstance(kind, str) and kind in COMMAND_TYPES else None,
@@ -188,6 +207,14 @@ def _not_parsed(obj: Any, raw: bytes, door: str) -> Rejection | NotPermitted:
         agent_id=_id(obj, "agent_id"),
         conversation_id=_id(obj, "conversation_id"),
         turn_id=_id(obj, "turn_id"))
+
+
+def _not_parsed(obj: Any, raw: bytes, door: str) -> Rejection | NotPermitted:
+    """Why a readable JSON document is not a command this door takes, in the contract's order:
+    readability first, then the door, then the rest of the shape."""
+    if not isinstance(obj, dict):
+        return Rejection(error=f"expected a JSON object, got {type(obj).__name__}", raw=excerpt(raw))
+    envelope = _envelope(obj)
     unreadable = [k for k in ("command_id", "type", "business_id") if envelope[k] is None]
     if unreadable:
         return Rejection(error=f"unreadable {', '.join(unreadable)}", raw=excerpt(raw), **envelope)

@@ -57,3 +57,11 @@ def line(sku: str, quantity: int) -> dict[str, Any]:
 
 def raw(cmd: dict[str, Any]) -> bytes:
     return json.dumps(cmd).encode()
+
+
+def deep_escalation(depth: int, digits: str) -> tuple[bytes, str]:
+    """An escalation whose reason's one candidate is `digits` inside `depth` arrays, as text
+    (the standard library can neither write nor read it past ~1,000 levels)."""
+    cmd = command("Escalate", {"reason": known("why", "message")})
+    cmd["facts"]["reason"] = {"status": "conflict", "values": "DEEP", "source": "message"}
+    return json.dumps(cmd).replace('"DEEP"', "[" * depth + digits + "]" * depth).encode(), cmd["command_id"]

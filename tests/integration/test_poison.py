@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import text
 
 from ledger.retry import retrying, transient
-from tests.builders import command, known, raw
+from tests.builders import command, deep_escalation, known, raw
 from tests.given import a_shop, pay, an_order_with_a_link
 from tests.inproc import ledger_done
 
@@ -137,3 +137,13 @@ def test_a_failure_not_worth_retrying_is_raised_at_once():
     with pytest.raises(ValueError):
         retrying(bug, threading.Event(), "writing")
     assert calls == [1]
+
+
+def test_a_command_nested_past_the_limit_is_rejected_alone_and_its_neighbour_decided(ledger, store):
+    # given: a shop; a batch of an escalation nested 1,010 deep (with a run of 20 digits) and a plain one
+    a_shop(ledger)
+    deep, deep_id = deep_escalation(1010, "12345678901234567890123")
+    # when: the batch is handled
+    outcomes = ledger.handle([deep, raw(escalation("esc-after"))], "agent").outcomes
+    # then: the deep one is rejected malformed with its id, and the next one accepted
+    assert statuses(outcomes) == [(deep_id, "rejected", "malformed"), ("esc-after", "accepted", None)]

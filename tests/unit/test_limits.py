@@ -1,12 +1,13 @@
 """Section 11's limits at the gate: ids, free text, and what a rejection keeps."""
 from __future__ import annotations
 
+
 import pytest
 
 from commands import Parsed, Rejection, parse
-from commands.limits import id_chars_max, raw_excerpt_bytes_max, text_chars_max
+from commands.limits import id_chars_max, json_depth_max, raw_excerpt_bytes_max, text_chars_max
 from commands.parsing import excerpt
-from tests.builders import command, customer, known, raw
+from tests.builders import command, customer, deep_escalation, known, raw
 
 BAD_IDS = ["x" * (id_chars_max + 1), "", " ", " \t ", "\u3000", "a\x00b", "a\x1fb", "a\x7fb", "a\x85b", "a\nb"]
 GOOD_IDS = ["x" * id_chars_max, "é-商店-🛒", " padded ", "a\u200bb", "\u202eevil"]
@@ -96,3 +97,22 @@ def test_an_integer_past_64_bits_reaches_the_command_exactly():
     assert parsed.claimed["facts"]["name"]["values"][0] == 2**70 + 1
     assert b"1180591620717411303425" in parsed.content
     assert parse(raw(cmd), "owner").content == parsed.content
+
+
+@pytest.mark.parametrize("depth", [json_depth_max, 990, 1010])
+@pytest.mark.parametrize("digits", ["1", "12345678901234567890123"])
+def test_a_document_nested_past_the_limit_is_malformed_with_its_envelope(depth, digits):
+    # given: an escalation whose reason is in conflict with a value nested `depth` deep inside
+    # the command's own 4 levels (a run of 20 digits makes the standard library read it too,
+    # which gives up near 1,000 levels)
+    document, command_id = deep_escalation(depth, digits)
+    # when: it is read
+    rejection = parse(document, "agent")
+    # then: rejected malformed, not raised, its envelope readable
+    assert isinstance(rejection, Rejection) and rejection.reason == "malformed"
+    assert rejection.command_id == command_id
+
+
+def test_a_document_within_the_depth_limit_is_read():
+    document, _ = deep_escalation(json_depth_max - 4, "1")
+    assert isinstance(parse(document, "agent"), Parsed)
