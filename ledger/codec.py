@@ -53,16 +53,10 @@ def decode_page_whole(rows: Sequence[tuple[int, str, bytes]]) -> list[tuple[int,
     reading filled in a default: a state stored before that field existed), for whoever sends
     the stored bytes as they are (the relay)."""
     load, kinds = _page_loader(rows), _KINDS
-    return [(position, _whole(kind, data) if data.keys() == names else kind(**data), data.keys() == names)
+    return [(position, _event(kind, data), data.keys() == names)
             for position, topic, state in rows
             for kind, names in (kinds[topic],)
             for data in (load(state),)]
-
-
-def _whole(cls: type[Event], data: dict[str, Any]) -> Event:
-    event = object.__new__(cls)
-    object.__setattr__(event, "__dict__", data)
-    return event
 
 
 def fields_page(rows: Sequence[tuple[int, str, bytes]]) -> list[tuple[int, type[Event], dict[str, Any]]]:
