@@ -3,11 +3,13 @@
 A batch's outbox rows are written with its events (see outbox.py); once the broker has
 their messages, the rows may go: with the next batch's transaction, or by `tidy` when the
 loop is idle. A publish that fails is tried again until it works or the stop comes; then
-the rows stay for the next start.
+the rows stay for the next start. So do the rows of a batch owed after `close` (a partition
+assigned while the process stops): they are not queued.
 """
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable, Mapping, Sequence
 
@@ -28,31 +30,55 @@ class Publisher:
         self.store, self.group = store, group
         self._after = published  # told after each batch's messages are out
         self._owed: asyncio.Queue[Sequence[outbox.Owed] | None] = asyncio.Queue(outbox_batches_max)
+        self._open = True  # until `close`, or `run` ends: what is owed then stays in the outbox
         # Per partition: outbox rows up to this offset are published and may be deleted.
         self.published: dict[TopicPartition, int] = {}
 
-    async def owe(self, owed: Sequence[outbox.Owed]) -> None:
-        """Queue a committed batch's messages (waits while outbox_batches_max are queued)."""
+    async def owe(self, owed: Sequence[outbox.Owed]) -> bool:
+        """Queue a committed batch's messages (waits while outbox_batches_max are queued);
+        False once closed: the rows stay in the outbox for the next start."""
+        if not self._open:
+            return False
         await self._owed.put(owed)
+        return self._open
 
     async def run(self, producer: AIOKafkaProducer, stop: asyncio.Event) -> None:
         """Publish what is owed, in the order owed, until `close` (or the stop, mid-retry)."""
-        while (owed := await self._owed.get()) is not None:
-            done = await retrying_async(lambda: outbox.publish(producer, owed), stop, "publishing",
-                                        should_retry=any_failure)
-            if done is None:
-                return  # stopped: the rows stay in the outbox for the next start
-            for tp, upto in done.items():
-                self.published[tp] = max(self.published.get(tp, -1), upto)
-            self._owed.task_done()
-            self._after()
+        try:
+            while (owed := await self._owed.get()) is not None:
+                done = await retrying_async(lambda: outbox.publish(producer, owed), stop, "publishing",
+                                            should_retry=any_failure)
+                if done is None:
+                    return  # stopped: the rows stay in the outbox for the next start
+                for tp, upto in done.items():
+                    self.published[tp] = max(self.published.get(tp, -1), upto)
+                self._owed.task_done()
+                self._after()
+        finally:
+            self._release()
+
+    def _release(self) -> None:
+        """Nothing more is published here: whoever waits for room in the queue, or for it to
+        drain, goes on."""
+        self._open = False
+        while not self._owed.empty():
+            self._owed.get_nowait()
+        with contextlib.suppress(ValueError):  # raised once nothing is left unfinished
+            while True:
+                self._owed.task_done()
 
     async def close(self) -> None:
-        await self._owed.put(None)
+        """What is queued goes out (`run` ends after it); what is owed from now on stays."""
+        if self._open:
+            self._open = False
+            await self._owed.put(None)
 
-    async def drained(self) -> None:
-        """Everything queued so far is published."""
+    async def drained(self) -> bool:
+        """Wait until everything queued so far is published; False if publishing ended first."""
+        if not self._open:
+            return False
         await self._owed.join()
+        return self._open
 
     def deletable(self) -> dict[TopicPartition, int]:
         """What may be deleted now: pass it to `deleted` once its statements committed."""
@@ -81,7 +107,8 @@ class Publisher:
 
     async def drop(self, tp: TopicPartition) -> None:
         """The partition was recreated: what its old messages owe goes out, then every row of it goes."""
-        await self.drained()
+        if not await self.drained():
+            return  # stopping: the rows stay, and go out from the partition's next owner
         await asyncio.to_thread(self._delete, {tp: offset_max})
         self.published.pop(tp, None)
 

@@ -1,7 +1,8 @@
 """Partitions given up and taken over in a rebalance: each waits for the batch in hand.
 
 A partition taken is sought to what the database has applied (not to Kafka's committed
-offset, only a hint), and what its outbox still owes is published before its new outcomes.
+offset, only a hint), and what its outbox still owes is published before its new outcomes (or, when the process
+is stopping, left for the next owner).
 """
 from __future__ import annotations
 
@@ -44,8 +45,11 @@ class Rebalance(ConsumerRebalanceListener):
             for tp, offset in s.progress.assign(stored, assigned).items():
                 s.consumer.seek(tp, offset)
         if stored.owed:
-            log.info("publishing %d messages owed from before", sum(len(o.messages) for o in stored.owed))
-            await s.publisher.owe(stored.owed)
+            count = sum(len(o.messages) for o in stored.owed)
+            if await s.publisher.owe(stored.owed):
+                log.info("publishing %d messages owed from before", count)
+            else:
+                log.info("stopping: %d messages owed from before stay for the partitions' next owner", count)
         if assigned:
             log.info("partitions assigned: %s", names(assigned))
 

@@ -9,7 +9,12 @@ import subprocess
 import time
 
 import pytest
+from aiokafka import TopicPartition
+from sqlalchemy import func, select
 
+from consumers.kafka import outbox
+from consumers.kafka.consumer import prepare_tables
+from ledger.store import Store
 from tests import builders as b
 from tests.broker import free_port
 from tests.kafka_support import (LEDGER, Serve, kafka_db, new_topics, outcomes_by_command, produce,  # noqa: F401
@@ -67,3 +72,33 @@ def test_a_batch_in_hand_when_the_database_goes_away_is_applied_on_the_next_star
     assert [answers[c][0]["status"] for c in ("before", "in-hand")] == ["accepted", "accepted"]
     # At least once: an outcome whose outbox row the outage kept may go out again, the same.
     assert all(o == copies[0] and not o["duplicate"] for copies in answers.values() for o in copies)
+
+
+def test_outcomes_owed_from_before_go_out_at_a_stop_or_stay_for_the_next_start(kafka_bootstrap, kafka_db,
+                                                                                tmp_path):
+    # given: an outbox row left by a crash (what a kill -9 after a batch's commit leaves)
+    topics, group = new_topics(kafka_bootstrap, partitions=1), "ledger-owed"
+    store = Store(kafka_db)
+    prepare_tables(store)
+    message = outbox.Message(topics.outcomes, b"owed-1", b'{"command_id": "owed-1"}', [])
+    with store.engine.begin() as conn:
+        for statement in outbox.insert(group, [outbox.Owed(TopicPartition(topics.commands, 0), 0, [message])]):
+            conn.execute(statement)
+    serve = Serve(kafka_bootstrap, kafka_db, topics, group, tmp_path)
+    # when: a SIGTERM as soon as it serves, before or after it takes the partition
+    with serve:
+        assert serve.stop() == 0, serve.output()
+    # then: what it said it publishes is out; else the row is still owed
+    out = read_topic(kafka_bootstrap, topics.outcomes, timeout_s=2)
+    with store.engine.connect() as conn:
+        rows = conn.execute(select(func.count()).select_from(outbox.outbox)).scalar()
+    if "publishing 1 messages owed" in serve.output():
+        assert [r.key for r in out] == [b"owed-1"] and rows == 0
+    else:
+        assert out == [] and rows == 1
+    # and the next start, left to take its partition, publishes it
+    with serve:
+        out = read_topic(kafka_bootstrap, topics.outcomes, until=lambda rs: len(rs) >= 1)
+        wait_until(lambda: "partitions assigned" in serve.output(), 60, "the partition")
+        assert serve.stop() == 0, serve.output()
+    assert b"owed-1" in {r.key for r in out}
