@@ -19,6 +19,18 @@ from aiokafka import AIOKafkaProducer
 
 Headers = Sequence[tuple[str, bytes]]
 
+# What one message the ledger produces may hold, key and headers included. Apache Kafka
+# refuses a record batch over 1,048,588 bytes by default (`message.max.bytes`), and a refused
+# message is refused again on every retry: the outbox or the relay would stop there. What
+# would be larger goes out shortened (outbox.py, relay.py); the database keeps it whole.
+message_bytes_max = 1_000_000
+
+
+def message_bytes(key: bytes | None, value: bytes, headers: Headers) -> int:
+    """The message's key, value and headers in bytes (a header's name counted as UTF-8)."""
+    return len(key or b"") + len(value) + sum(len(n.encode("utf-8", "surrogatepass")) + len(v or b"")
+                                              for n, v in headers)
+
 _M = 0x5BD1E995
 _MASK = 0xFFFFFFFF
 

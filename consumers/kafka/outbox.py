@@ -20,10 +20,14 @@ from sqlalchemy import BigInteger, Column, Integer, LargeBinary, MetaData, Strin
 from sqlalchemy.engine import Engine
 from sqlalchemy.sql import Executable
 
-from consumers.kafka.batches import send_all
-from consumers.kafka.topics import CORRELATION_HEADER, ERROR_HEADER, SOURCE_HEADER, TOKEN_HEADER, Topics
+from consumers.kafka.batches import message_bytes, message_bytes_max, send_all
+from consumers.kafka.topics import CORRELATION_HEADER, ERROR_HEADER, SOURCE_HEADER, TOKEN_HEADER, TRUNCATED_HEADER, Topics
+from ledger import codec
 
 error_header_bytes_max = 1024
+correlation_bytes_max = 1024  # a longer correlation id (or a DLQ copy's key, when shortened) is not copied
+outcome_headroom_bytes = 4096  # an outcome's key and headers at most: a 128-char id, the correlation id, the source
+_BULKY = frozenset({"fields", "conflicts", "details", "lines"})  # what an outcome echoes of its command
 
 metadata = MetaData()
 outbox = Table(
@@ -73,17 +77,41 @@ def owed(topics: Topics, records: Sequence[ConsumerRecord], outcomes: Sequence[M
 def _add_messages(out: list[Message], topics: Topics, record: ConsumerRecord, outcome: Mapping[str, Any],
                   value: bytes) -> None:
     source = f"{record.topic}/{record.partition}/{record.offset}".encode()
-    headers = record.headers
-    carried = [(n, v) for n, v in headers if n == CORRELATION_HEADER] if headers else []
+    headers = record.headers or ()
+    carried = [(n, v) for n, v in headers if n == CORRELATION_HEADER and len(v or b"") <= correlation_bytes_max]
     carried.append((SOURCE_HEADER, source))
     command_id = outcome.get("command_id")
     # An unreadable command has no command_id: its outcome goes out with no key.
-    out.append(Message(topics.outcomes, command_id.encode() if command_id else None, value, carried))
+    key = command_id.encode() if command_id else None
+    out.append(Message(topics.outcomes, key, fitting_outcome(outcome, value, key, carried), carried))
     if outcome.get("status") == "rejected":
         error = str((outcome.get("details") or {}).get("error", outcome.get("reason")))
-        out.append(Message(topics.dlq, record.key, record.value or b"",
-                           [*((n, v) for n, v in headers if n != TOKEN_HEADER), (ERROR_HEADER, error.encode()[:error_header_bytes_max]),
-                            (SOURCE_HEADER, source)]))
+        out.append(dlq_copy(topics.dlq, record, [(ERROR_HEADER, error.encode()[:error_header_bytes_max]),
+                                                 (SOURCE_HEADER, source)]))
+
+
+def fitting_outcome(outcome: Mapping[str, Any], value: bytes, key: bytes | None, headers: Headers) -> bytes:
+    """The outcome's JSON; or, where that message would be over `message_bytes_max` (an order
+    of tens of thousands of lines, each echoed), the outcome with its lists and maps emptied
+    and `omitted_bytes`, the size of the whole, which the claim in the database keeps."""
+    if len(value) <= message_bytes_max - outcome_headroom_bytes or message_bytes(key, value, headers) <= message_bytes_max:
+        return value
+    slim = {k: (type(v)() if k in _BULKY else v) for k, v in outcome.items()}
+    slim["omitted_bytes"] = len(value)
+    return codec.dumps(slim)
+
+
+def dlq_copy(dlq: str, record: ConsumerRecord, ours: Headers) -> Message:
+    """The command message as it came (its token left out) with `ours` headers; or, where that
+    would be over `message_bytes_max`, its value's head, our headers and TRUNCATED_HEADER."""
+    headers = [*((n, v) for n, v in record.headers or () if n != TOKEN_HEADER), *ours]
+    value = record.value or b""
+    whole = message_bytes(record.key, value, headers)
+    if whole <= message_bytes_max:
+        return Message(dlq, record.key, value, headers)
+    key = record.key if record.key is None or len(record.key) <= correlation_bytes_max else None
+    shortened = [*ours, (TRUNCATED_HEADER, b"%d" % whole)]
+    return Message(dlq, key, value[:message_bytes_max - message_bytes(key, b"", shortened)], shortened)
 
 
 # Text, not expressions: none built and compiled again on the path of every batch.

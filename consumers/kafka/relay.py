@@ -5,7 +5,8 @@ webhook, `ledger admin apply` on the same database) go out too. Escalation event
 put on `ledger.escalations` for whoever must tell a person. The position reached is stored
 after the broker has acknowledged, so a crash re-sends a little and never skips: consumers
 drop repeats by `position`. One process relays at a time (a lease), so two `ledger serve`
-processes do not send everything twice.
+processes do not send everything twice. An event too large for one message goes out as a
+stand-in that names it (`stand_in`): the relay never stops on one event.
 
 The holder keeps the position it reached in memory and stores it at most once a second (and
 when it stops): a write per batch would cost `ledger serve` a second fsync'd transaction per
@@ -23,7 +24,7 @@ from aiokafka import AIOKafkaProducer
 import sqlalchemy.exc
 from sqlalchemy import BigInteger, Column, MetaData, String, Table, select
 
-from consumers.kafka.batches import send_all
+from consumers.kafka.batches import message_bytes_max, send_all
 from consumers.kafka.topics import Topics
 from ledger import codec, log_reads, sql
 from ledger.events import Event, event_row
@@ -75,6 +76,8 @@ class Relay:
                   page: list[tuple[int, Event]]) -> Iterator[tuple[str, bytes | None, bytes, list]]:
         for (p, _, state), (_, event) in zip(rows, page):
             value, key = _value(p, state, event), (event.business_id or "").encode() or None
+            if len(value) + len(key or b"") > message_bytes_max:
+                value = stand_in(p, event, len(value))
             yield self.topics.events, key, value, []
             if event.type in ESCALATION_EVENTS:
                 yield self.topics.escalations, key, value, []
@@ -147,6 +150,17 @@ def _value(position: int, state: bytes | None, event: Event) -> bytes:
     if state is None:
         return orjson.dumps(event_row(position, event))
     return b"".join((b'{"position":', b"%d" % position, _type_field(event.type), memoryview(state)[1:]))
+
+
+def stand_in(position: int, event: Event, size: int) -> bytes:
+    """An event whose message would be over `message_bytes_max` (a command of many lines,
+    claimed on its first event): its position, type and envelope, and `omitted_bytes`, the
+    size of the whole, which `ledger events` reads from the log."""
+    return orjson.dumps({"position": position, "type": event.type, **{name: getattr(event, name) for name in _ENVELOPE},
+                         "omitted_bytes": size})
+
+
+_ENVELOPE = ("business_id", "command_id", "recorded_at", "agent_id", "conversation_id", "turn_id")
 
 
 @functools.cache

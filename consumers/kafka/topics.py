@@ -26,6 +26,9 @@ ERROR_HEADER = "ledger-error"
 SOURCE_HEADER = "ledger-source"
 # The agent's token on `ledger.commands` (CONTRACT 13): never copied to any other topic.
 TOKEN_HEADER = "ledger-token"
+# On a DLQ copy shortened to fit one message (batches.message_bytes_max): the bytes of the
+# message it copies (key, value and headers). The copy holds the value's head and our headers.
+TRUNCATED_HEADER = "ledger-truncated"
 
 # How long a poll may wait on the broker with nothing new. The test broker (Tansu) holds a
 # fetch for the whole wait even when records arrive, so each ms is a ms on every command's

@@ -1,0 +1,78 @@
+"""A command whose outcome, event or DLQ copy would be over one message's bound
+(`message_bytes_max`: Apache Kafka refuses larger by default, on every retry) gets them
+shortened and named, and the command after it is answered: no input stops the outbox or the
+relay. The log keeps everything whole."""
+from __future__ import annotations
+
+import asyncio
+
+import orjson
+import pytest
+from aiokafka import AIOKafkaProducer
+
+from consumers.kafka.batches import message_bytes, message_bytes_max
+from consumers.kafka.topics import TRUNCATED_HEADER
+from ledger.store import Store
+from tests import builders as b
+from tests.kafka_support import Serve, new_topics, outcomes_by_command, read_topic
+
+pytestmark = pytest.mark.kafka
+
+
+def conflicting_lines(bytes_min: int) -> bytes:
+    """A PlaceOrder under 1 MiB whose `lines` are in conflict between two long lists: its
+    block echoes both, and claims the command on its event."""
+    lines = [b.line(f"sku-{i:05d}", 1) for i in range(bytes_min // (2 * len(b'{"sku":"sku-00000","quantity":1},')))]
+    raw = orjson.dumps(b.order("cust-1", b.conflict(lines, lines[::-1]), command_id="big"))  # no spaces, as the outcome
+    assert bytes_min < len(raw) < 1_048_000
+    return raw
+
+
+def produce_large(bootstrap: str, topic: str, messages: list[tuple[bytes, bytes, list]]) -> None:
+    async def go() -> None:
+        producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", max_request_size=2**21)
+        await producer.start()
+        try:
+            for key, value, headers in messages:
+                await producer.send_and_wait(topic, value, key=key, partition=0, headers=headers)
+        finally:
+            await producer.stop()
+    asyncio.run(go())
+
+
+def fits(r) -> bool:
+    return message_bytes(r.key, r.value, r.headers) <= message_bytes_max
+
+
+@pytest.mark.parametrize("db_url", ["sqlite", "postgres"], indirect=True)
+def test_what_would_be_over_one_message_goes_out_shortened_and_the_next_command_is_answered(kafka_bootstrap,
+                                                                                           db_url, tmp_path):
+    # given: serve, an order whose block echoes a million bytes, an unreadable message of a
+    # million bytes with a header of its own, then an ordinary command
+    topics = new_topics(kafka_bootstrap, partitions=1)
+    big, unreadable = conflicting_lines(1_030_000), b"{" + b"x" * 1_040_000
+    after = b.raw(b.command("Escalate", {"reason": b.known("wants a person")}, command_id="after"))
+    serve = Serve(kafka_bootstrap, db_url, topics, "ledger-bounds", tmp_path)
+    with serve:
+        # when
+        produce_large(kafka_bootstrap, topics.commands, [(b"shop-1", big, []),
+                                                         (b"shop-1", unreadable, [("big", b"h" * 20_000)]),
+                                                         (b"shop-1", after, [])])
+        outcomes = read_topic(kafka_bootstrap, topics.outcomes, until=lambda rs: len(rs) >= 3)
+        dlq = read_topic(kafka_bootstrap, topics.dlq, until=lambda rs: len(rs) >= 1)
+        events = read_topic(kafka_bootstrap, topics.events, until=lambda rs: len(rs) >= 3)
+        assert serve.stop() == 0, serve.output()
+    # then: every message fits, and what was shortened says so
+    assert all(fits(r) for r in outcomes + dlq + events)
+    answers = outcomes_by_command(outcomes)
+    [blocked], [rejected], [answered] = answers["big"], answers[None], answers["after"]
+    assert (blocked["status"], blocked["reason"], blocked["conflicts"]) == ("blocked", "conflicting_facts", {})
+    assert blocked["omitted_bytes"] > message_bytes_max
+    assert (rejected["status"], answered["status"]) == ("rejected", "accepted")
+    [copy] = dlq
+    assert unreadable.startswith(copy.value) and TRUNCATED_HEADER in dict(copy.headers)
+    stand_in = next(orjson.loads(r.value) for r in events if orjson.loads(r.value)["command_id"] == "big")
+    assert stand_in["type"] == "CommandBlocked" and stand_in["omitted_bytes"] > message_bytes_max
+    # and the log holds the block whole
+    [(_, event)] = [(p, e) for p, e in Store(db_url).notifications() if e.command_id == "big"]
+    assert len(event.conflicts["lines"]) == 2 and event.claimed["facts"] == orjson.loads(big)["facts"]
