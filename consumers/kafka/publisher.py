@@ -31,6 +31,7 @@ class Publisher:
         self._after = published  # told after each batch's messages are out
         self._owed: asyncio.Queue[Sequence[outbox.Owed] | None] = asyncio.Queue(outbox_batches_max)
         self._open = True  # until `close`, or `run` ends: what is owed then stays in the outbox
+        self._ended = False  # `run` has ended: nothing queued goes out any more
         # Per partition: outbox rows up to this offset are published and may be deleted.
         self.published: dict[TopicPartition, int] = {}
 
@@ -40,12 +41,15 @@ class Publisher:
         if not self._open:
             return False
         await self._owed.put(owed)
-        return self._open
+        return not self._ended
 
     async def run(self, producer: AIOKafkaProducer, stop: asyncio.Event) -> None:
-        """Publish what is owed, in the order owed, until `close` (or the stop, mid-retry)."""
+        """Publish what is owed, in the order owed, until `close` and what was queued before it
+        is out (or the stop, mid-retry)."""
         try:
-            while (owed := await self._owed.get()) is not None:
+            while self._open or not self._owed.empty():
+                if (owed := await self._owed.get()) is None:
+                    return
                 done = await retrying_async(lambda: outbox.publish(producer, owed), stop, "publishing",
                                             should_retry=any_failure)
                 if done is None:
@@ -59,8 +63,8 @@ class Publisher:
 
     def _release(self) -> None:
         """Nothing more is published here: whoever waits for room in the queue, or for it to
-        drain, goes on."""
-        self._open = False
+        drain, goes on (what they queue stays in the outbox)."""
+        self._open, self._ended = False, True
         while not self._owed.empty():
             self._owed.get_nowait()
         with contextlib.suppress(ValueError):  # raised once nothing is left unfinished
@@ -68,17 +72,18 @@ class Publisher:
                 self._owed.task_done()
 
     async def close(self) -> None:
-        """What is queued goes out (`run` ends after it); what is owed from now on stays."""
-        if self._open:
-            self._open = False
-            await self._owed.put(None)
+        """What is queued goes out (`run` ends after it); what is owed from now on stays. Never
+        waits: with the queue full, `run` ends once it is empty."""
+        self._open = False
+        with contextlib.suppress(asyncio.QueueFull):
+            self._owed.put_nowait(None)  # wakes a `run` waiting on an empty queue
 
     async def drained(self) -> bool:
         """Wait until everything queued so far is published; False if publishing ended first."""
-        if not self._open:
+        if self._ended:
             return False
         await self._owed.join()
-        return self._open
+        return not self._ended
 
     def deletable(self) -> dict[TopicPartition, int]:
         """What may be deleted now: pass it to `deleted` once its statements committed."""

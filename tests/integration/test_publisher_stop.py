@@ -66,3 +66,16 @@ def test_a_stop_while_publishing_fails_releases_a_writer_waiting_for_room(kafka_
         await asyncio.wait_for(publisher.close(), stop_s_max)
         assert await asyncio.wait_for(publisher.drained(), stop_s_max) is False
     publishing(kafka_bootstrap, tmp_path, test)
+
+
+def test_a_close_with_the_queue_full_does_not_wait_for_room(kafka_bootstrap, tmp_path):
+    async def test(publisher: Publisher, stop: asyncio.Event) -> None:
+        # given: a publish failing (no such topic can exist) and a full queue behind it
+        for offset in range(outbox_batches_max + 1):
+            assert await publisher.owe(owed("not a topic!", offset))
+        # when: the stop's first step, the close
+        await asyncio.wait_for(publisher.close(), stop_s_max)
+        # then: it returned (before, it waited for room the failing publish never made); later owes are refused
+        assert await publisher.owe(owed("not a topic!", 99)) is False
+        stop.set()
+    publishing(kafka_bootstrap, tmp_path, test)
