@@ -23,7 +23,8 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.structs import ConsumerRecord
 
 from consumers.kafka.clients import producer
-from consumers.kafka.topics import CORRELATION_HEADER, TOKEN_HEADER, Topics, bootstrap_servers, default_timeout_s, fetch_wait_ms_default
+from commands.limits import line_bytes_max, raw_excerpt_bytes_max
+from consumers.kafka.topics import CORRELATION_HEADER, OVERSIZED_HEADER, TOKEN_HEADER, Topics, bootstrap_servers, default_timeout_s, fetch_wait_ms_default
 from ledger.retry import Backoff, first_line
 
 log = logging.getLogger("ledger.client")
@@ -91,7 +92,7 @@ class LedgerClient:
     async def send(self, command: Command, *, admin: bool = False) -> asyncio.Future[dict[str, Any]]:
         """Produce the command; the returned future resolves to its outcome (await it with a timeout)."""
         assert self._producer is not None, "use `async with LedgerClient(...)` or call start()"
-        raw, head = _encode(command)
+        raw, head, oversized = _encode(command)
         correlation = uuid.uuid4().hex
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         command_id = head.get("command_id") if isinstance(head.get("command_id"), str) else None
@@ -103,9 +104,10 @@ class LedgerClient:
         future.add_done_callback(lambda _: self._forget(correlation, command_id))
         business_id = head.get("business_id")
         key = business_id.encode() if isinstance(business_id, str) and business_id else None
+        headers = [(CORRELATION_HEADER, correlation.encode()), *([] if admin else self._token),
+                   *([(OVERSIZED_HEADER, b"%d" % oversized)] if oversized is not None else [])]
         delivery = await self._producer.send(self.topics.admin if admin else self.topics.commands, raw, key=key,
-                                             headers=[(CORRELATION_HEADER, correlation.encode()),
-                                                      *([] if admin else self._token)])
+                                             headers=headers)
         delivery.add_done_callback(lambda d: _fail_on_error(d, future))
         return future
 
@@ -161,16 +163,23 @@ class LedgerClient:
                 del self._by_command[command_id or ""]
 
 
-def _encode(command: Command) -> tuple[bytes, Mapping[str, Any]]:
-    """The bytes to send, and the command as far as it can be read (for its key and id)."""
+def _encode(command: Command) -> tuple[bytes, Mapping[str, Any], int | None]:
+    """The bytes to send, the command as far as it can be read (for its key and id), and the
+    size of a command over line_bytes_max, which a broker would refuse whole: its head is sent
+    instead, with OVERSIZED_HEADER, and serve answers it as that line (rejected, unread)."""
     if isinstance(command, Mapping):
-        return orjson.dumps(dict(command)), command
-    raw = command.encode() if isinstance(command, str) else bytes(command)
+        raw = orjson.dumps(dict(command))
+    else:
+        raw = command.encode() if isinstance(command, str) else bytes(command)
+    if len(raw) > line_bytes_max:
+        return raw[:raw_excerpt_bytes_max], {}, len(raw)
+    if isinstance(command, Mapping):
+        return raw, command, None
     try:
         head = orjson.loads(raw)
     except orjson.JSONDecodeError:
         head = {}
-    return raw, head if isinstance(head, dict) else {}
+    return raw, head if isinstance(head, dict) else {}, None
 
 
 def _fail_on_error(delivery: asyncio.Future, outcome: asyncio.Future) -> None:

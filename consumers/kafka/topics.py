@@ -26,6 +26,9 @@ ERROR_HEADER = "ledger-error"
 SOURCE_HEADER = "ledger-source"
 # The agent's token on `ledger.commands` (CONTRACT 13): never copied to any other topic.
 TOKEN_HEADER = "ledger-token"
+# On a command a client shortened because it was over line_bytes_max (the broker would refuse
+# it whole): the bytes it had. serve answers it as that line, rejected/malformed, unread.
+OVERSIZED_HEADER = "ledger-oversized"
 # On a DLQ copy shortened to fit one message (batches.message_bytes_max): the bytes of the
 # message it copies (key, value and headers). The copy holds the value's head and our headers.
 TRUNCATED_HEADER = "ledger-truncated"

@@ -29,11 +29,14 @@ from aiokafka.record.default_records import DefaultRecordBatch
 from aiokafka.record.legacy_records import LegacyRecordBatch
 from aiokafka.structs import ConsumerRecord
 
-from commands.parsing import Rejection
+from commands.limits import raw_excerpt_bytes_max
+from commands.parsing import Oversized, Rejection
+from consumers.kafka.topics import OVERSIZED_HEADER
 from ledger.retry import first_line
 
 UNREADABLE_HEADER = "ledger-unreadable"
 raw_batch_bytes_max = 512  # of an unreadable batch, kept in its CommandRejected (as 1 KiB of hex)
+size_digits_max = 18  # of the size a shortened line's header says: more is not believed (its head's is used)
 
 # Framing of a batch in a fetch response (any message format): offset int64, size int32.
 _LOG_OVERHEAD = 12
@@ -149,11 +152,15 @@ def install() -> None:
     fetcher.MemoryRecords = SafeRecords
 
 
-def raw(record: ConsumerRecord) -> bytes | Rejection:
-    """What Ledger.handle is given for a record: its value, or the rejection of a batch
-    that could not be read."""
+def raw(record: ConsumerRecord) -> bytes | Rejection | Oversized:
+    """What Ledger.handle is given for a record: its value, the rejection of a batch that
+    could not be read, or the line a client shortened (OVERSIZED_HEADER)."""
     for name, value in record.headers:
         if name == UNREADABLE_HEADER and record.key is None:
             # The batch's first bytes in hex: binary, and the log's text must hold them anywhere.
             return Rejection(error=value.decode(errors="replace"), raw=(record.value or b"")[:raw_batch_bytes_max].hex())
+        if name == OVERSIZED_HEADER:
+            head = (record.value or b"")[:raw_excerpt_bytes_max]
+            said = value.decode("ascii", "replace") if value else ""
+            return Oversized(head, int(said) if said.isdigit() and len(said) <= size_digits_max else len(head))
     return record.value or b""

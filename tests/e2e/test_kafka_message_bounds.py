@@ -5,16 +5,18 @@ relay. The log keeps everything whole."""
 from __future__ import annotations
 
 import asyncio
+import subprocess
 
 import orjson
 import pytest
 from aiokafka import AIOKafkaProducer
 
+from commands.limits import line_bytes_max
 from consumers.kafka.batches import message_bytes, message_bytes_max
 from consumers.kafka.topics import TRUNCATED_HEADER
 from ledger.store import Store
 from tests import builders as b
-from tests.kafka_support import Serve, new_topics, outcomes_by_command, read_topic
+from tests.kafka_support import LEDGER, Serve, new_topics, outcomes_by_command, read_topic, topic_args
 
 pytestmark = pytest.mark.kafka
 
@@ -76,3 +78,24 @@ def test_what_would_be_over_one_message_goes_out_shortened_and_the_next_command_
     # and the log holds the block whole
     [(_, event)] = [(p, e) for p, e in Store(db_url).notifications() if e.command_id == "big"]
     assert len(event.conflicts["lines"]) == 2 and event.claimed["facts"] == orjson.loads(big)["facts"]
+
+
+@pytest.mark.parametrize("db_url", ["sqlite", "postgres"], indirect=True)
+def test_ledger_submit_answers_a_line_over_1_mib_rejected_unread_between_its_neighbours(kafka_bootstrap, db_url,
+                                                                                        tmp_path):
+    # given: serve, and a file whose middle line is 3 MiB (a broker refuses that whole)
+    topics = new_topics(kafka_bootstrap)
+    huge = b.raw(b.command("Escalate", {"reason": b.known("r" * 3 * line_bytes_max)}, command_id="huge"))
+    lines = [b.raw(b.command("Escalate", {"reason": b.known("a person")}, command_id=c)) for c in ("before", "after")]
+    with Serve(kafka_bootstrap, db_url, topics, "ledger-submit-huge", tmp_path) as serve:
+        # when
+        done = subprocess.run([LEDGER, "submit", "--bootstrap-servers", kafka_bootstrap, "--timeout", "60",
+                               *topic_args(topics)], input=b"\n".join([lines[0], huge, lines[1]]) + b"\n",
+                              capture_output=True, timeout=120)
+        assert serve.stop() == 0, serve.output()
+    # then: three outcomes in input order; the huge line's is the contract's rejection of a line over 1 MiB
+    assert done.returncode == 0, done.stderr
+    before, rejected, after = [orjson.loads(line) for line in done.stdout.splitlines()]
+    assert (before["status"], after["status"]) == ("accepted", "accepted")
+    assert (rejected["status"], rejected["reason"], rejected["command_id"]) == ("rejected", "malformed", None)
+    assert rejected["details"]["error"] == f"over {line_bytes_max} bytes ({len(huge)} bytes): not read"

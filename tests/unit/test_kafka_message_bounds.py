@@ -127,3 +127,14 @@ def test_an_event_that_fits_goes_out_whole():
     event = big_order(10)
     [(_, _, value, _)] = relayed(event)
     assert orjson.loads(value) == orjson.loads(orjson.dumps({"position": 9, "type": "OrderPlaced", **event.to_dict()}))
+
+
+def test_a_message_a_client_shortened_is_read_as_the_line_it_stood_for():
+    from commands.parsing import Oversized
+    from consumers.kafka import unreadable
+    from consumers.kafka.topics import OVERSIZED_HEADER
+    head = b'{"command_id": "c-1", "reason": "' + b"r" * 2000
+    assert unreadable.raw(record(head, headers=[(OVERSIZED_HEADER, b"3145800")])) == Oversized(head[:1024], 3145800)
+    # a size that is not a plain count of bytes is not believed: the head's own is said instead
+    for said in (b"-5", b"1e9", b"9" * 40, "\u0663".encode(), b""):
+        assert unreadable.raw(record(head, headers=[(OVERSIZED_HEADER, said)])) == Oversized(head[:1024], 1024)
