@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from commands.parsing import NotPermitted, Parsed, Rejection, excerpt, parse
+from commands.parsing import NotPermitted, Oversized, Parsed, Rejection, excerpt, parse
 from consumers.kafka.topics import TOKEN_HEADER
 from ledger.agents import Agent, AgentKeys
+from ledger.refused import fault
 
 Item = Parsed | NotPermitted | Rejection
 
@@ -27,7 +28,7 @@ def header(headers: Sequence[tuple[str, Any]] | None) -> Any:
     return found
 
 
-def admit(keys: AgentKeys, messages: Sequence[tuple[Any, bytes | Rejection]]) -> list[Item]:
+def admit(keys: AgentKeys, messages: Sequence[tuple[Any, bytes | Rejection | Oversized]]) -> list[Item]:
     """(token header, value) pairs in, the door's reading of each out, in order. The tokens
     are read again first when they changed: a revocation counts from the next batch."""
     keys.refresh()
@@ -37,17 +38,21 @@ def admit(keys: AgentKeys, messages: Sequence[tuple[Any, bytes | Rejection]]) ->
     items = []
     for token, value in messages:
         token = bytes(token) if isinstance(token, (bytearray, memoryview)) else token
-        items.append(_admit(agents[token] if token in agents else agents.setdefault(token, keys.find(token)), value))
+        try:
+            items.append(_admit(agents[token] if token in agents else agents.setdefault(token, keys.find(token)), value))
+        except Exception as exc:  # a fault of ours on one message: its rejection, not the batch's failure
+            items.append(value if isinstance(value, Rejection) else fault(value, exc))
     return items
 
 
-def _admit(agent: Agent | None, raw: bytes | Rejection) -> Item:
+def _admit(agent: Agent | None, raw: bytes | Rejection | Oversized) -> Item:
     if isinstance(raw, Rejection):  # a record batch nobody can read: its token neither (consumers/kafka/unreadable.py)
         return raw
     item = parse(raw, "agent")
     head: Any = item.command if isinstance(item, Parsed) else item
     if agent is None:
-        return Rejection(error="missing, unknown or revoked ledger-token", raw=excerpt(raw),
+        return Rejection(error="missing, unknown or revoked ledger-token",
+                         raw=excerpt(raw.head if isinstance(raw, Oversized) else raw),
                          command_id=head.command_id, type=head.type, reason="unauthenticated")
     foreign = ((head.business_id is not None and head.business_id != agent.business_id)
                or (head.agent_id is not None and head.agent_id != agent.agent_id))

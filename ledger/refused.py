@@ -30,6 +30,12 @@ def refusal_text(error: Exception) -> str:
     return excerpt(f"{kind}: {first_line(error)}")
 
 
+def fault(raw: bytes | str | Oversized, error: Exception) -> Rejection:
+    """An input whose reading failed with a fault of ours: rejected/malformed on its own
+    ("internal error: ..."), so the batch around it is decided and no door retries it for ever."""
+    return Rejection(error=refusal_text(error), raw=excerpt(raw.head if isinstance(raw, Oversized) else raw))
+
+
 def _driver_errors() -> tuple[type[Exception], ...]:
     """The database drivers' own errors (PostgreSQL's COPY raises psycopg's unwrapped)."""
     import sqlite3

@@ -26,7 +26,7 @@ from ledger.decide import Stamp
 from ledger.ids import time_ordered_id, utc_now
 from ledger.outcome import Outcome
 from ledger.payments import PaymentProvider, SandboxProvider
-from ledger.refused import refused
+from ledger.refused import fault, refused
 from ledger.retry import first_line, transient
 from ledger.state import BusinessState
 from ledger.states import Draft, Item, States, orders_kept_max
@@ -79,7 +79,7 @@ class Ledger:
         """One outcome per raw command, in order, all written in one transaction. A door that
         could not even read an input (a Kafka record batch no codec decodes) passes its Rejection."""
         started = time.perf_counter()
-        return self.handle_items([raw if isinstance(raw, Rejection) else parse(raw, door) for raw in raws],
+        return self.handle_items([raw if isinstance(raw, Rejection) else _parsed(raw, door) for raw in raws],
                                  raws, door, extra, started)
 
     def handle_items(self, items: list[Parsed | NotPermitted | Rejection], raws: Sequence[Raw],
@@ -225,3 +225,11 @@ class Ledger:
         return [dataclasses.replace(e, url=self.provider.create_link(
                     business_id=e.business_id, order_id=e.order_id, reference=e.reference, amount=e.amount))
                 if isinstance(e, ev.PaymentLinkIssued) else e for e in events]
+
+
+def _parsed(raw: Raw, door: str) -> Parsed | NotPermitted | Rejection:
+    """`parse`; a fault of ours on one input is that input's rejection, not the batch's failure."""
+    try:
+        return parse(raw, door)
+    except Exception as exc:
+        return fault(raw, exc)

@@ -16,7 +16,7 @@ from consumers.kafka.batches import message_bytes, message_bytes_max
 from consumers.kafka.topics import TRUNCATED_HEADER
 from ledger.store import Store
 from tests import builders as b
-from tests.kafka_support import LEDGER, Serve, new_topics, outcomes_by_command, read_topic, topic_args
+from tests.kafka_support import LEDGER, Serve, agent_token, new_topics, outcomes_by_command, read_topic, topic_args
 
 pytestmark = pytest.mark.kafka
 
@@ -99,3 +99,22 @@ def test_ledger_submit_answers_a_line_over_1_mib_rejected_unread_between_its_nei
     assert (before["status"], after["status"]) == ("accepted", "accepted")
     assert (rejected["status"], rejected["reason"], rejected["command_id"]) == ("rejected", "malformed", None)
     assert rejected["details"]["error"] == f"over {line_bytes_max} bytes ({len(huge)} bytes): not read"
+
+
+@pytest.mark.parametrize("db_url", ["sqlite", "postgres"], indirect=True)
+def test_on_the_checked_agent_door_a_shortened_line_is_answered_by_its_token(kafka_bootstrap, db_url, tmp_path):
+    # given: serve checking tokens, and a 3 MiB line sent with a good token, then with none valid
+    topics = new_topics(kafka_bootstrap)
+    token = agent_token(db_url, "shop-1")
+    huge = b.raw(b.command("Escalate", {"reason": b.known("r" * 3 * line_bytes_max)}, command_id="huge"))
+    argv = [LEDGER, "submit", "--bootstrap-servers", kafka_bootstrap, "--timeout", "60", *topic_args(topics)]
+    with Serve(kafka_bootstrap, db_url, topics, "ledger-huge-door", tmp_path, tokens=True) as serve:
+        # when
+        answers = [subprocess.run(argv + ["--token", t], input=huge + b"\n", capture_output=True, timeout=120)
+                   for t in (token, "not-a-token")]
+        assert serve.stop() == 0, serve.output()
+    # then: the good token's is the rejection of a line over 1 MiB; the bad one's is unauthenticated
+    assert [a.returncode for a in answers] == [0, 0], [a.stderr for a in answers]
+    [good], [bad] = ([orjson.loads(line) for line in a.stdout.splitlines()] for a in answers)
+    assert (good["status"], good["reason"]) == ("rejected", "malformed")
+    assert (bad["status"], bad["reason"]) == ("rejected", "unauthenticated")

@@ -147,3 +147,23 @@ def test_a_command_nested_past_the_limit_is_rejected_alone_and_its_neighbour_dec
     outcomes = ledger.handle([deep, raw(escalation("esc-after"))], "agent").outcomes
     # then: the deep one is rejected malformed with its id, and the next one accepted
     assert statuses(outcomes) == [(deep_id, "rejected", "malformed"), ("esc-after", "accepted", None)]
+
+
+def test_a_fault_of_ours_reading_one_command_rejects_it_alone_and_its_neighbours_are_decided(ledger, store,
+                                                                                              monkeypatch):
+    # given: a shop, and a reader with a fault for one input (as the depth limit once was)
+    import ledger.service as service
+    a_shop(ledger)
+    parse = service.parse
+
+    def faulty(raw_input, door):
+        if b"esc-faulty" in raw_input:
+            raise RecursionError("maximum recursion depth exceeded")
+        return parse(raw_input, door)
+    monkeypatch.setattr(service, "parse", faulty)
+    # when
+    outcomes = ledger.handle([raw(escalation(c)) for c in ("esc-1", "esc-faulty", "esc-2")], "agent").outcomes
+    # then: that one is rejected as an internal error (its id unread), and the others are accepted
+    assert statuses(outcomes) == [("esc-1", "accepted", None), (None, "rejected", "malformed"), ("esc-2", "accepted", None)]
+    assert outcomes[1]["details"]["error"] == "internal error: maximum recursion depth exceeded"
+    assert [e.type for _, e in store.notifications()][-3:] == ["EscalationRaised", "CommandRejected", "EscalationRaised"]
