@@ -27,6 +27,7 @@ from ledger import codec
 error_header_bytes_max = 1024
 correlation_bytes_max = 1024  # a longer correlation id (or a DLQ copy's key, when shortened) is not copied
 outcome_headroom_bytes = 4096  # an outcome's key and headers at most: a 128-char id, the correlation id, the source
+_FITS_ANYWAY = message_bytes_max - outcome_headroom_bytes  # an outcome's value up to this needs no count
 _BULKY = frozenset({"fields", "conflicts", "details", "lines"})  # what an outcome echoes of its command
 
 metadata = MetaData()
@@ -77,13 +78,16 @@ def owed(topics: Topics, records: Sequence[ConsumerRecord], outcomes: Sequence[M
 def _add_messages(out: list[Message], topics: Topics, record: ConsumerRecord, outcome: Mapping[str, Any],
                   value: bytes) -> None:
     source = f"{record.topic}/{record.partition}/{record.offset}".encode()
-    headers = record.headers or ()
-    carried = [(n, v) for n, v in headers if n == CORRELATION_HEADER and len(v or b"") <= correlation_bytes_max]
+    headers = record.headers
+    carried = [(n, v) for n, v in headers
+               if n == CORRELATION_HEADER and len(v or b"") <= correlation_bytes_max] if headers else []
     carried.append((SOURCE_HEADER, source))
     command_id = outcome.get("command_id")
     # An unreadable command has no command_id: its outcome goes out with no key.
     key = command_id.encode() if command_id else None
-    out.append(Message(topics.outcomes, key, fitting_outcome(outcome, value, key, carried), carried))
+    if len(value) > _FITS_ANYWAY:
+        value = fitting_outcome(outcome, value, key, carried)
+    out.append(Message(topics.outcomes, key, value, carried))
     if outcome.get("status") == "rejected":
         error = str((outcome.get("details") or {}).get("error", outcome.get("reason")))
         out.append(dlq_copy(topics.dlq, record, [(ERROR_HEADER, error.encode()[:error_header_bytes_max]),
@@ -94,7 +98,7 @@ def fitting_outcome(outcome: Mapping[str, Any], value: bytes, key: bytes | None,
     """The outcome's JSON; or, where that message would be over `message_bytes_max` (an order
     of tens of thousands of lines, each echoed), the outcome with its lists and maps emptied
     and `omitted_bytes`, the size of the whole, which the claim in the database keeps."""
-    if len(value) <= message_bytes_max - outcome_headroom_bytes or message_bytes(key, value, headers) <= message_bytes_max:
+    if message_bytes(key, value, headers) <= message_bytes_max:
         return value
     slim = {k: (type(v)() if k in _BULKY else v) for k, v in outcome.items()}
     slim["omitted_bytes"] = len(value)
