@@ -110,10 +110,12 @@ def _id(obj: dict[str, Any], key: str) -> str | None:
     return value if is_id(value) else None
 
 
-def excerpt(raw: bytes | str) -> str:
-    """At most 1 KiB of the raw input, as text any column can hold: invalid bytes, lone
-    surrogates and NUL (PostgreSQL's text refuses it) shown as U+FFFD, and the cut never
-    leaves a partial character or goes past the limit."""
+def excerpt(raw: bytes | str | Oversized) -> str:
+    """At most 1 KiB of the raw input (of an Oversized, the head kept), as text any column can
+    hold: invalid bytes, lone surrogates and NUL (PostgreSQL's text refuses it) shown as U+FFFD,
+    and the cut never leaves a partial character or goes past the limit."""
+    if isinstance(raw, Oversized):
+        raw = raw.head
     if isinstance(raw, str):
         raw = raw[:raw_excerpt_bytes_max].encode("utf-8", errors="surrogatepass")
     text = raw[:raw_excerpt_bytes_max].decode("utf-8", errors="replace").replace("\x00", "\ufffd")

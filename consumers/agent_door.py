@@ -51,8 +51,7 @@ def _admit(agent: Agent | None, raw: bytes | Rejection | Oversized) -> Item:
     item = parse(raw, "agent")
     head: Any = item.command if isinstance(item, Parsed) else item
     if agent is None:
-        return Rejection(error="missing, unknown or revoked ledger-token",
-                         raw=excerpt(raw.head if isinstance(raw, Oversized) else raw),
+        return Rejection(error="missing, unknown or revoked ledger-token", raw=excerpt(raw),
                          command_id=head.command_id, type=head.type, reason="unauthenticated")
     foreign = ((head.business_id is not None and head.business_id != agent.business_id)
                or (head.agent_id is not None and head.agent_id != agent.agent_id))

@@ -33,7 +33,7 @@ def refusal_text(error: Exception) -> str:
 def fault(raw: bytes | str | Oversized, error: Exception) -> Rejection:
     """An input whose reading failed with a fault of ours: rejected/malformed on its own
     ("internal error: ..."), so the batch around it is decided and no door retries it for ever."""
-    return Rejection(error=refusal_text(error), raw=excerpt(raw.head if isinstance(raw, Oversized) else raw))
+    return Rejection(error=refusal_text(error), raw=excerpt(raw))
 
 
 def _driver_errors() -> tuple[type[Exception], ...]:

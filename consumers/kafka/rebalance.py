@@ -1,8 +1,8 @@
 """Partitions given up and taken over in a rebalance: each waits for the batch in hand.
 
 A partition taken is sought to what the database has applied (not to Kafka's committed
-offset, only a hint), and what its outbox still owes is published before its new outcomes (or, when the process
-is stopping, left for the next owner).
+offset, only a hint), and what its outbox still owes is published before its new outcomes
+(or, when the process is stopping, left for the next owner).
 """
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ import pytest
 
 from commands import Parsed, Rejection, parse
 from commands.limits import id_chars_max, json_depth_max, raw_excerpt_bytes_max, text_chars_max
-from commands.parsing import excerpt
+from commands.parsing import Oversized, excerpt
 from tests.builders import command, customer, deep_escalation, known, raw
 
 BAD_IDS = ["x" * (id_chars_max + 1), "", " ", " \t ", "\u3000", "a\x00b", "a\x1fb", "a\x7fb", "a\x85b", "a\nb"]
@@ -74,6 +74,10 @@ def test_an_excerpt_is_storable_text_within_the_limit(given):
     text = excerpt(given)
     assert "\x00" not in text
     assert len(text.encode("utf-8")) <= raw_excerpt_bytes_max  # valid UTF-8, no lone surrogate
+
+
+def test_an_excerpt_of_an_oversized_line_is_of_the_head_it_kept():
+    assert excerpt(Oversized(b'{"a": "\x00' + b"x" * 3000, 5_000_000)) == excerpt(b'{"a": "\x00' + b"x" * 3000)
 
 
 def test_a_rejections_error_is_storable_text_whatever_the_fact_name():
