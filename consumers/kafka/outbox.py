@@ -10,6 +10,7 @@ never lost. (One row per partition, not per message: a batch's write stays a few
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+import logging
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -23,11 +24,14 @@ from sqlalchemy.sql import Executable
 from consumers.kafka.batches import message_bytes, message_bytes_max, send_all
 from consumers.kafka.topics import CORRELATION_HEADER, ERROR_HEADER, SOURCE_HEADER, TOKEN_HEADER, TRUNCATED_HEADER, Topics
 from ledger import codec
+from ledger.retry import first_line
 
+log = logging.getLogger("ledger.kafka")
 error_header_bytes_max = 1024
 correlation_bytes_max = 1024  # a longer correlation id (or a DLQ copy's key, when shortened) is not copied
 outcome_headroom_bytes = 4096  # an outcome's key and headers at most: a 128-char id, the correlation id, the source
 _FITS_ANYWAY = message_bytes_max - outcome_headroom_bytes  # an outcome's value up to this needs no count
+_NAMES = ("command_id", "type", "business_id", "status", "reason")  # what a stand-in outcome keeps
 _BULKY = frozenset({"fields", "conflicts", "details", "lines"})  # what an outcome echoes of its command
 
 metadata = MetaData()
@@ -70,7 +74,12 @@ def owed(topics: Topics, records: Sequence[ConsumerRecord], outcomes: Sequence[M
         messages = found.get(where)
         if messages is None:
             messages = found[where] = []
-        _add_messages(messages, topics, record, outcome, value)
+        try:
+            _add_messages(messages, topics, record, outcome, value)
+        except Exception as exc:  # a fault of ours: this record's outcome still goes out, the batch is written
+            log.exception("the outcome of %s/%d/%d could not be made a message; sent as its claim holds it",
+                          record.topic, record.partition, record.offset)
+            messages.append(plain_outcome(topics, record, outcome, value, exc))
         upto[where] = record.offset
     return [Owed(TopicPartition(*where), upto[where], messages) for where, messages in found.items()]
 
@@ -92,6 +101,18 @@ def _add_messages(out: list[Message], topics: Topics, record: ConsumerRecord, ou
         error = str((outcome.get("details") or {}).get("error", outcome.get("reason")))
         out.append(dlq_copy(topics.dlq, record, [(ERROR_HEADER, error.encode()[:error_header_bytes_max]),
                                                  (SOURCE_HEADER, source)]))
+
+
+def plain_outcome(topics: Topics, record: ConsumerRecord, outcome: Mapping[str, Any], value: bytes,
+                  exc: Exception) -> Message:
+    """An outcome's message when building its usual one failed: no key, no copied header, no DLQ
+    copy; its bytes as the claim keeps them or, past the bound, what names it."""
+    if len(value) > _FITS_ANYWAY:
+        value = codec.dumps({**{k: outcome.get(k) for k in _NAMES if isinstance(outcome.get(k), str)},
+                             "omitted_bytes": len(value)})
+    source = f"{record.topic}/{record.partition}/{record.offset}".encode()
+    return Message(topics.outcomes, None, value, [(SOURCE_HEADER, source),
+                                                  (ERROR_HEADER, first_line(exc).encode(errors="replace")[:error_header_bytes_max])])
 
 
 def fitting_outcome(outcome: Mapping[str, Any], value: bytes, key: bytes | None, headers: Headers) -> bytes:
