@@ -90,7 +90,7 @@ class Store:
     # --- writing --------------------------------------------------------------
 
     def write(self, appended: Sequence[tuple[int, ev.Event]], new_claims: Sequence[Claim] = (),
-              statements: Sequence[Executable] = (), kept: Sequence[KeptOrder] = (),
+              statements: Sequence[sql.Statement] = (), kept: Sequence[KeptOrder] = (),
               commit: bool = True, states: Sequence[bytes] | None = None) -> list[int]:
         """Append (stream version, event) pairs, claims, the orders they changed and any extra
         statements atomically. With commit=False, everything is written and then rolled back:
@@ -112,7 +112,7 @@ class Store:
                 claims.insert(conn, new_claims)
                 kept_orders.keep(conn, kept)
                 for statement in statements:
-                    conn.execute(statement)
+                    sql.execute(conn, statement)
                 # Last: on PostgreSQL the events table stays locked from here to the commit (so
                 # positions become visible in order), and other writers wait for that lock.
                 positions = self.recorder.append(conn, rows) if rows else []

@@ -19,11 +19,10 @@ from aiokafka import AIOKafkaProducer, TopicPartition
 from aiokafka.structs import ConsumerRecord
 from sqlalchemy import BigInteger, Column, Integer, LargeBinary, MetaData, String, Table, and_, bindparam, or_, select, text
 from sqlalchemy.engine import Engine
-from sqlalchemy.sql import Executable
 
 from consumers.kafka.batches import message_bytes, message_bytes_max, send_all
 from consumers.kafka.topics import CORRELATION_HEADER, ERROR_HEADER, SOURCE_HEADER, TOKEN_HEADER, TRUNCATED_HEADER, Topics
-from ledger import codec
+from ledger import codec, sql
 from ledger.retry import first_line
 
 log = logging.getLogger("ledger.kafka")
@@ -143,19 +142,19 @@ def dlq_copy(dlq: str, record: ConsumerRecord, ours: Headers) -> Message:
 # A row a statement.
 _INSERT = text('INSERT INTO ledger_kafka_outbox (group_id, topic, "partition", "offset", messages)'
                ' VALUES (:group, :topic, :partition, :offset, :messages)').bindparams(
-                   bindparam("messages", type_=LargeBinary))
+                   bindparam("messages", type_=LargeBinary))  # its type once: each run gives only values
 _FORGET = text('DELETE FROM ledger_kafka_outbox'
                ' WHERE group_id = :group AND topic = :topic AND "partition" = :partition AND "offset" <= :upto')
 
 
-def insert(group: str, entries: Sequence[Owed]) -> list[Executable]:
-    return [_INSERT.bindparams(group=group, topic=e.tp.topic, partition=e.tp.partition, offset=e.offset,
-                               messages=_encode(e.messages)) for e in entries]
+def insert(group: str, entries: Sequence[Owed]) -> list[sql.Bound]:
+    return [sql.Bound(_INSERT, dict(group=group, topic=e.tp.topic, partition=e.tp.partition, offset=e.offset,
+                                    messages=_encode(e.messages))) for e in entries]
 
 
-def forget(group: str, published: Mapping[TopicPartition, int]) -> list[Executable]:
+def forget(group: str, published: Mapping[TopicPartition, int]) -> list[sql.Bound]:
     """Delete what has been published: each partition's rows up to an offset."""
-    return [_FORGET.bindparams(group=group, topic=tp.topic, partition=tp.partition, upto=upto)
+    return [sql.Bound(_FORGET, dict(group=group, topic=tp.topic, partition=tp.partition, upto=upto))
             for tp, upto in published.items()]
 
 
