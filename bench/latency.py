@@ -11,6 +11,9 @@ the machine's 1-minute load average at the start and the end (on a shared two-co
 the figures move with it: a load of 3 or more can add milliseconds to the p50), and, less
 moved by the neighbours, the CPU each process used over the counted commands, in % of a core
 (`cpu_pct`: this agent, `ledger serve`, its child that relays and projects, the broker).
+Then the floor (bench.echo), once serve has stopped, on a broker of its own (the same count
+of pollers as the run: one at each end): the same two hops with nothing between them, for
+--bare-seconds (`bare_p50_ms`, `bare_p99_ms`).
 """
 from __future__ import annotations
 
@@ -21,10 +24,12 @@ import os
 import sys
 import time
 
+from bench import echo
 from bench.serve import businesses_count
 from bench.stage import staged
 from consumers.agent.client import LedgerClient
 from consumers.kafka.topics import Topics
+from tests.broker import running_broker
 from tests.kafka_support import Serve, mixed_commands, setup_commands, wait_until
 
 Ticks = dict[str, int]
@@ -103,6 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rate", type=float, default=100.0, help="commands per second (default 100)")
     p.add_argument("--seconds", type=float, default=20.0, help="how long to send (default 20)")
     p.add_argument("--db", help="SQLAlchemy URL (default: a fresh SQLite file)")
+    p.add_argument("--bare-seconds", type=float, default=10.0, help="how long to time the bare two hops (default 10)")
     args = p.parse_args(argv)
 
     load_start = os.getloadavg()[0]
@@ -111,11 +117,15 @@ def main(argv: list[str] | None = None) -> int:
         setup = setup_commands(names, stock=10**9, credit_limit=10**12)
         agent = mixed_commands(int(args.rate * (args.seconds + warm_up_s)), names, seed=2, prefix=f"l{stage.run}")
         ms, cpu = asyncio.run(measure(stage.bootstrap, stage.topics, setup, agent, args.rate, stage.server))
+    with running_broker(str(stage.work / "echo-broker.log")) as bootstrap:
+        bare = asyncio.run(echo.round_trips(bootstrap, args.rate, int(args.rate * (args.bare_seconds + warm_up_s))))
     counted = sorted(ms[int(args.rate * warm_up_s):])
+    floor = sorted(bare[int(args.rate * warm_up_s):])
     print(json.dumps({
         "bench": "latency", "db": stage.db.split(":", 1)[0], "rate_per_s": args.rate, "commands": len(counted),
         "p50_ms": round(percentile(counted, 50), 2), "p90_ms": round(percentile(counted, 90), 2),
         "p99_ms": round(percentile(counted, 99), 2), "max_ms": round(counted[-1], 2),
+        "bare_p50_ms": round(percentile(floor, 50), 2), "bare_p99_ms": round(percentile(floor, 99), 2),
         "load_1m": round(os.getloadavg()[0], 2), "load_1m_start": round(load_start, 2), "cpu_pct": cpu,
         "serve_exit": stage.serve_exit, "logs": str(stage.work)}))
     return 0 if stage.serve_exit == 0 else 1
