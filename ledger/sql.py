@@ -87,11 +87,11 @@ def driver_sql(conn: Connection, sql: str) -> str:
 
 
 def query(conn: Connection, sql: str, parameters: tuple) -> list[tuple]:
-    """The rows of `sql` as the driver's plain tuples."""
-    result = conn.exec_driver_sql(driver_sql(conn, sql), parameters)
-    rows = result.cursor.fetchall()
-    result.close()
-    return rows
+    """The rows of `sql` as the driver's plain tuples, from its own cursor: SQLAlchemy's
+    result around them cost more than a lone command's claims lookup on SQLite."""
+    with cursor(conn) as rows:
+        rows.execute(driver_sql(conn, sql), parameters)
+        return rows.fetchall()
 
 
 def executemany(conn: Connection, sql: str, rows: Sequence[tuple]) -> None:
