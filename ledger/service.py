@@ -20,7 +20,7 @@ from sqlalchemy.sql import Executable
 
 from commands.parsing import NotPermitted, Oversized, Parsed, Rejection, parse
 from ledger import events as ev, observe
-from ledger import sql, unsigned_webhooks
+from ledger import unsigned_webhooks
 from ledger.batch import Batch, ClaimKey, Decided, claim_key
 from ledger.decide import Stamp
 from ledger.ids import time_ordered_id, utc_now
@@ -30,7 +30,7 @@ from ledger.refused import fault, refused
 from ledger.retry import first_line, transient
 from ledger.state import BusinessState
 from ledger.states import Draft, Item, States, orders_kept_max
-from ledger.store import Claim, IntegrityError, Store
+from ledger.store import Claim, IntegrityError, Statement, Store
 from ledger.webhook import read
 
 __all__ = ["Extra", "Handled", "Ledger", "time_ordered_id", "utc_now"]
@@ -42,7 +42,7 @@ Raw = bytes | str | Oversized | Rejection
 # run with its events (Kafka's offsets and outbox rows), and what the door wants back once
 # they commit (`Handled.extra`). Given the outcomes and each one's bytes as the claims store
 # them, so no door encodes an outcome again. Asked again whenever the batch is decided again.
-Extra = Callable[[list[Outcome], list[bytes]], tuple[Sequence[sql.Statement], Any]]
+Extra = Callable[[list[Outcome], list[bytes]], tuple[Sequence[Statement], Any]]
 
 
 @dataclass(frozen=True)

@@ -13,12 +13,11 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, NamedTuple
+from typing import Any
 
 from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.sql import Executable
 
 from ledger import pg
 from ledger.lease import AdvisoryLease, FileLease, Lease, lease_key
@@ -62,24 +61,6 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
 
 
 # --- statements to the driver ---------------------------------------------------
-
-class Bound(NamedTuple):
-    """A statement that is always the same text, and its values for one run of it. Executed
-    as `conn.execute(clause, params)`: `clause.bindparams(...)` would copy the clause and have
-    its cache key computed again each time, ~80 us a statement, on every batch's path."""
-    clause: Executable
-    params: dict[str, Any]
-
-
-Statement = Executable | Bound
-
-
-def execute(conn: Connection, statement: Statement) -> None:
-    if type(statement) is Bound:
-        conn.execute(statement.clause, statement.params)
-    else:
-        conn.execute(statement)
-
 
 def driver_sql(conn: Connection, sql: str) -> str:
     """SQL written with `?` marks, in the driver's own style."""
@@ -247,8 +228,10 @@ def append_numbered(conn: Connection, table: str, columns: Sequence[str], types:
     if _postgres(conn):
         return pg.append_numbered(conn, table, columns, types, rows, channel, read)
     insert(conn, table, columns, rows)
-    last = conn.exec_driver_sql(f'SELECT max(id) FROM "{table}"').scalar()
-    return list(range(last - len(rows) + 1, last + 1)), conn.exec_driver_sql(read).first()
+    with cursor(conn) as reading:
+        last = reading.execute(f'SELECT max(id) FROM "{table}"').fetchone()[0]
+        found = reading.execute(read).fetchone()
+    return list(range(last - len(rows) + 1, last + 1)), found
 
 
 # --- schema changes and consistent reads ------------------------------------------

@@ -8,11 +8,12 @@ opens the database and writes a batch's parts in one transaction, or none of the
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from eventsourcing.persistence import IntegrityError, OperationalError, PersistenceError
 from eventsourcing_sqlalchemy.datastore import SQLAlchemyDatastore
 from sqlalchemy import MetaData, inspect
+from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError as SQLAlchemyIntegrityError
 from sqlalchemy.sql import Executable
 
@@ -24,7 +25,26 @@ from ledger.kept_orders import KeptOrder
 from ledger.recorder import Recorder, stream_id
 from ledger.state import BusinessState, Order
 
-__all__ = ["Claim", "IntegrityError", "KeptOrder", "OperationalError", "PersistenceError", "Store", "stream_id"]
+__all__ = ["Bound", "Claim", "IntegrityError", "KeptOrder", "OperationalError", "PersistenceError", "Statement",
+           "Store", "execute", "stream_id"]
+
+
+class Bound(NamedTuple):
+    """A statement whose text is always the same, and its values for one run: executed as
+    `conn.execute(clause, params)`. (`clause.bindparams(...)` would copy the clause and
+    compute its cache key again on every batch.)"""
+    clause: Executable
+    params: dict[str, Any]
+
+
+Statement = Executable | Bound  # what a door adds to a batch's transaction
+
+
+def execute(conn: Connection, statement: Statement) -> None:
+    if type(statement) is Bound:
+        conn.execute(statement.clause, statement.params)
+    else:
+        conn.execute(statement)
 
 
 class Store:
@@ -90,7 +110,7 @@ class Store:
     # --- writing --------------------------------------------------------------
 
     def write(self, appended: Sequence[tuple[int, ev.Event]], new_claims: Sequence[Claim] = (),
-              statements: Sequence[sql.Statement] = (), kept: Sequence[KeptOrder] = (),
+              statements: Sequence[Statement] = (), kept: Sequence[KeptOrder] = (),
               commit: bool = True, states: Sequence[bytes] | None = None) -> list[int]:
         """Append (stream version, event) pairs, claims, the orders they changed and any extra
         statements atomically. With commit=False, everything is written and then rolled back:
@@ -112,7 +132,7 @@ class Store:
                 claims.insert(conn, new_claims)
                 kept_orders.keep(conn, kept)
                 for statement in statements:
-                    sql.execute(conn, statement)
+                    execute(conn, statement)
                 # Last: on PostgreSQL the events table stays locked from here to the commit (so
                 # positions become visible in order), and other writers wait for that lock.
                 positions = self.recorder.append(conn, rows) if rows else []

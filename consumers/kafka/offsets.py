@@ -24,7 +24,7 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.structs import ConsumerRecord
 from sqlalchemy import BigInteger, Column, Integer, MetaData, String, Table, and_, or_, select, text
 from sqlalchemy.engine import Engine
-from ledger import sql
+from ledger.store import Bound
 
 log = logging.getLogger("ledger.kafka")
 
@@ -62,13 +62,13 @@ _FENCED = text('UPDATE ledger_kafka_offsets SET "offset" = CASE WHEN "offset" = 
                ' fingerprint = :fingerprint WHERE group_id = :group AND topic = :topic AND "partition" = :partition')
 
 
-def advance(group: str, seen: int | None, last: ConsumerRecord) -> sql.Bound:
+def advance(group: str, seen: int | None, last: ConsumerRecord) -> Bound:
     """Move the partition's stored offset from `seen` (None: no row yet) to `last`'s, or fail."""
     values = dict(group=group, topic=last.topic, partition=last.partition, offset=last.offset,
                   fingerprint=fingerprint(last))
     if seen is None:
-        return sql.Bound(_FIRST, values)  # a primary-key violation if someone else stored one first
-    return sql.Bound(_FENCED, {"seen": seen, **values})  # a NOT NULL violation if it moved meanwhile
+        return Bound(_FIRST, values)  # a primary-key violation if someone else stored one first
+    return Bound(_FENCED, {"seen": seen, **values})  # a NOT NULL violation if it moved meanwhile
 
 
 async def commit_hint(consumer: AIOKafkaConsumer, applied: Mapping[TopicPartition, int | None]) -> None:

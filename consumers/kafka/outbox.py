@@ -22,8 +22,9 @@ from sqlalchemy.engine import Engine
 
 from consumers.kafka.batches import message_bytes, message_bytes_max, send_all
 from consumers.kafka.topics import CORRELATION_HEADER, ERROR_HEADER, SOURCE_HEADER, TOKEN_HEADER, TRUNCATED_HEADER, Topics
-from ledger import codec, sql
+from ledger import codec
 from ledger.retry import first_line
+from ledger.store import Bound
 
 log = logging.getLogger("ledger.kafka")
 error_header_bytes_max = 1024
@@ -147,14 +148,14 @@ _FORGET = text('DELETE FROM ledger_kafka_outbox'
                ' WHERE group_id = :group AND topic = :topic AND "partition" = :partition AND "offset" <= :upto')
 
 
-def insert(group: str, entries: Sequence[Owed]) -> list[sql.Bound]:
-    return [sql.Bound(_INSERT, dict(group=group, topic=e.tp.topic, partition=e.tp.partition, offset=e.offset,
+def insert(group: str, entries: Sequence[Owed]) -> list[Bound]:
+    return [Bound(_INSERT, dict(group=group, topic=e.tp.topic, partition=e.tp.partition, offset=e.offset,
                                     messages=_encode(e.messages))) for e in entries]
 
 
-def forget(group: str, published: Mapping[TopicPartition, int]) -> list[sql.Bound]:
+def forget(group: str, published: Mapping[TopicPartition, int]) -> list[Bound]:
     """Delete what has been published: each partition's rows up to an offset."""
-    return [sql.Bound(_FORGET, dict(group=group, topic=tp.topic, partition=tp.partition, upto=upto))
+    return [Bound(_FORGET, dict(group=group, topic=tp.topic, partition=tp.partition, upto=upto))
             for tp, upto in published.items()]
 
 

@@ -16,9 +16,8 @@ from collections.abc import Callable, Mapping, Sequence
 from aiokafka import AIOKafkaProducer, TopicPartition
 
 from consumers.kafka import outbox
-from ledger import sql
 from ledger.retry import any_failure, first_line, retrying_async
-from ledger.store import Store
+from ledger.store import Store, execute
 
 log = logging.getLogger("ledger.kafka")
 
@@ -121,4 +120,4 @@ class Publisher:
     def _delete(self, tidy: Mapping[TopicPartition, int]) -> None:
         with self.store.engine.begin() as conn:
             for statement in outbox.forget(self.group, tidy):
-                sql.execute(conn, statement)
+                execute(conn, statement)

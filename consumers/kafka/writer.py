@@ -20,13 +20,14 @@ from consumers.kafka.progress import Progress, read_stored
 from consumers.kafka.publisher import Publisher
 from consumers.kafka.topics import Topics
 from ledger.agents import AgentKeys
-from ledger import bulk, sql
+from ledger import bulk
 from ledger.retry import any_failure, retrying_async
 from ledger.service import Ledger
+from ledger.store import Statement
 
 Parts = Mapping[TopicPartition, Sequence[ConsumerRecord]]  # a poll's records, by partition
 # A batch's statements for its transaction, from its outcomes, and the messages it then owes.
-Statements = Callable[[list[dict]], tuple[list[sql.Statement], list[outbox.Owed]]]
+Statements = Callable[[list[dict]], tuple[list[Statement], list[outbox.Owed]]]
 
 
 class Writer:
@@ -61,7 +62,7 @@ class Writer:
         seen = self.progress.applied(last)
         tidy = self.publisher.deletable()
 
-        def statements(outcomes: list[dict], encoded: list[bytes]) -> tuple[list[sql.Statement], list[outbox.Owed]]:
+        def statements(outcomes: list[dict], encoded: list[bytes]) -> tuple[list[Statement], list[outbox.Owed]]:
             owed = outbox.owed(self.topics, records, outcomes, encoded)
             return [*(offsets.advance(self.group, seen[tp], r) for tp, r in last.items()),
                     *outbox.insert(self.group, owed), *self.publisher.forget(tidy)], owed

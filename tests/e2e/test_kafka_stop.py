@@ -14,8 +14,7 @@ from sqlalchemy import func, select
 
 from consumers.kafka import outbox
 from consumers.kafka.consumer import prepare_tables
-from ledger import sql
-from ledger.store import Store
+from ledger.store import Store, execute
 from tests import builders as b
 from tests.broker import free_port
 from tests.kafka_support import (LEDGER, Serve, kafka_db, new_topics, outcomes_by_command, produce,  # noqa: F401
@@ -84,7 +83,7 @@ def test_outcomes_owed_from_before_go_out_at_a_stop_or_stay_for_the_next_start(k
     message = outbox.Message(topics.outcomes, b"owed-1", b'{"command_id": "owed-1"}', [])
     with store.engine.begin() as conn:
         for statement in outbox.insert(group, [outbox.Owed(TopicPartition(topics.commands, 0), 0, [message])]):
-            sql.execute(conn, statement)
+            execute(conn, statement)
     serve = Serve(kafka_bootstrap, kafka_db, topics, group, tmp_path)
     # when: a SIGTERM as soon as it serves, before or after it takes the partition
     with serve:

@@ -7,7 +7,8 @@ from aiokafka.structs import ConsumerRecord
 from consumers.kafka import offsets, outbox
 from consumers.kafka.progress import read_stored
 from consumers.kafka.topics import Topics
-from ledger import codec, sql
+from ledger import codec
+from ledger.store import execute
 
 TP = TopicPartition("ledger.commands", 0)
 OTHER = TopicPartition("ledger.commands", 1)
@@ -23,7 +24,7 @@ def write_batch(store, group: str, tp: TopicPartition, offset: int) -> None:
     owed = outbox.owed(Topics(), [r], [outcome], [codec.dumps(outcome)])
     with store.engine.begin() as conn:
         for statement in [offsets.advance(group, None, r), *outbox.insert(group, owed)]:
-            sql.execute(conn, statement)
+            execute(conn, statement)
 
 
 def test_what_a_batch_wrote_is_read_back_for_the_partitions_asked_only(store):

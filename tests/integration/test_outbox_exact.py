@@ -8,7 +8,8 @@ from aiokafka.structs import ConsumerRecord
 
 from consumers.kafka import outbox
 from consumers.kafka.topics import Topics
-from ledger import codec, sql
+from ledger import codec
+from ledger.store import execute
 from tests.builders import conflict, product, raw
 
 GROUP = "ledger"
@@ -52,7 +53,7 @@ def test_the_outbox_stores_an_outcome_past_64_bits_as_its_bytes(store):
     # when: it is owed and written
     with store.engine.begin() as conn:
         for statement in outbox.insert(GROUP, outbox.owed(Topics(), consumed, [outcome], [codec.dumps(outcome)])):
-            sql.execute(conn, statement)
+            execute(conn, statement)
     # then: the message read back is those bytes, the integer exact
     [owed] = outbox.pending(store.engine, GROUP, [TopicPartition("ledger.admin", 0)])
     assert owed.messages[0].value == codec.dumps(outcome)
