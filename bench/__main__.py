@@ -256,7 +256,7 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         p.error(f"unknown target(s): {', '.join(unknown)}")
     bench, rows = Bench(FULL if args.full else QUICK, args.pg_admin, max(1, args.rounds)), []
-    load_before = os.getloadavg()[0]
+    load_before, cpu_before = os.getloadavg()[0], _cpu_ticks()
     for name in names:
         try:
             rows += TARGETS[name](bench)
@@ -266,8 +266,23 @@ def main(argv: list[str] | None = None) -> int:
     print_table(rows)
     print(f"({'--full' if args.full else 'quick sizes'}; medians of {bench.rounds} round(s), "
           f"each figure beside its baseline; 1-minute load average {load_before:.1f} at the start, "
-          f"{os.getloadavg()[0]:.1f} at the end)")
+          f"{os.getloadavg()[0]:.1f} at the end; {_stolen(cpu_before, _cpu_ticks())} of CPU time taken by the host)")
     return 0 if all(r.passed for r in rows) else 1
+
+
+def _cpu_ticks() -> list[int]:
+    """The machine's CPU ticks so far, by kind (/proc/stat: user, nice, system, idle, iowait, irq, softirq, steal)."""
+    try:
+        with open("/proc/stat") as stat:
+            return [int(n) for n in stat.readline().split()[1:9]]
+    except (OSError, ValueError):
+        return []
+
+
+def _stolen(before: list[int], after: list[int]) -> str:
+    """The share a virtual machine's host took (steal): a neighbour's load our own figures cannot show."""
+    spent = [b - a for a, b in zip(before, after)]
+    return f"{spent[7] / sum(spent):.0%}" if len(spent) == 8 and sum(spent) else "unknown"
 
 
 if __name__ == "__main__":

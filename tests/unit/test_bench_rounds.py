@@ -1,6 +1,6 @@
 """`make bench`'s table: a ratio is the median of each round's own ratio, so one round's
 outlier (a neighbour's burst) neither passes nor fails a target alone."""
-from bench.__main__ import Rounds, _latency_row
+from bench.__main__ import Rounds, _latency_row, _stolen
 
 
 def test_the_ratio_is_the_median_of_the_rounds_own_ratios():
@@ -31,3 +31,8 @@ def test_the_figures_shown_are_the_medians_with_cpu_beside_them():
 def test_a_latency_target_stays_absolute_with_the_brokers_bare_two_hops_beside_it():
     row = _latency_row("p50", [9.0, 11.0, 10.0], [5.0, 6.0, None], 8)
     assert (row.value, row.baseline, row.passed) == ("10.00 ms (9.0-11.0)", "broker's bare 2 hops 5.50 ms", False)
+
+
+def test_the_hosts_steal_is_its_share_of_all_cpu_ticks_over_the_run():
+    assert _stolen([0, 0, 0, 0, 0, 0, 0, 0], [60, 0, 20, 0, 0, 0, 0, 20]) == "20%"
+    assert _stolen([], [1] * 8) == "unknown"
