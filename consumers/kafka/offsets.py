@@ -24,6 +24,7 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.structs import ConsumerRecord
 from sqlalchemy import BigInteger, Column, Integer, MetaData, String, Table, and_, or_, select, text
 from sqlalchemy.engine import Engine
+
 from ledger.store import Bound
 
 log = logging.getLogger("ledger.kafka")

@@ -9,8 +9,8 @@ never lost. (One row per partition, not per message: a batch's write stays a few
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
 import logging
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -86,7 +86,7 @@ def owed(topics: Topics, records: Sequence[ConsumerRecord], outcomes: Sequence[M
 
 def _add_messages(out: list[Message], topics: Topics, record: ConsumerRecord, outcome: Mapping[str, Any],
                   value: bytes) -> None:
-    source = f"{record.topic}/{record.partition}/{record.offset}".encode()
+    source = _source(record)
     headers = record.headers
     carried = [(n, v) for n, v in headers
                if n == CORRELATION_HEADER and len(v or b"") <= correlation_bytes_max] if headers else []
@@ -103,6 +103,11 @@ def _add_messages(out: list[Message], topics: Topics, record: ConsumerRecord, ou
                                                  (SOURCE_HEADER, source)]))
 
 
+def _source(record: ConsumerRecord) -> bytes:
+    """SOURCE_HEADER's value: where the command was read."""
+    return f"{record.topic}/{record.partition}/{record.offset}".encode()
+
+
 def plain_outcome(topics: Topics, record: ConsumerRecord, outcome: Mapping[str, Any], value: bytes,
                   exc: Exception) -> Message:
     """An outcome's message when building its usual one failed: no key, no copied header, no DLQ
@@ -110,8 +115,7 @@ def plain_outcome(topics: Topics, record: ConsumerRecord, outcome: Mapping[str, 
     if len(value) > _FITS_ANYWAY:
         value = codec.dumps({**{k: outcome.get(k) for k in _NAMES if isinstance(outcome.get(k), str)},
                              "omitted_bytes": len(value)})
-    source = f"{record.topic}/{record.partition}/{record.offset}".encode()
-    return Message(topics.outcomes, None, value, [(SOURCE_HEADER, source),
+    return Message(topics.outcomes, None, value, [(SOURCE_HEADER, _source(record)),
                                                   (ERROR_HEADER, first_line(exc).encode(errors="replace")[:error_header_bytes_max])])
 
 
