@@ -27,6 +27,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from statistics import median
 
+from bench import disk
+
 pg_admin_default = "postgresql://postgres@127.0.0.1:5432/test"
 rounds_default = 3  # each figure and its baseline, side by side, this many times: the table shows medians
 
@@ -256,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         p.error(f"unknown target(s): {', '.join(unknown)}")
     bench, rows = Bench(FULL if args.full else QUICK, args.pg_admin, max(1, args.rounds)), []
-    load_before, cpu_before = os.getloadavg()[0], _cpu_ticks()
+    load_before, cpu_before, fsync_before = os.getloadavg()[0], _cpu_ticks(), disk.fsync_ms()
     for name in names:
         try:
             rows += TARGETS[name](bench)
@@ -266,7 +268,8 @@ def main(argv: list[str] | None = None) -> int:
     print_table(rows)
     print(f"({'--full' if args.full else 'quick sizes'}; medians of {bench.rounds} round(s), "
           f"each figure beside its baseline; 1-minute load average {load_before:.1f} at the start, "
-          f"{os.getloadavg()[0]:.1f} at the end; {_stolen(cpu_before, _cpu_ticks())} of CPU time taken by the host)")
+          f"{os.getloadavg()[0]:.1f} at the end; {_stolen(cpu_before, _cpu_ticks())} of CPU time taken by the host; "
+          f"{_fsync(fsync_before, disk.fsync_ms())})")
     return 0 if all(r.passed for r in rows) else 1
 
 
@@ -283,6 +286,11 @@ def _stolen(before: list[int], after: list[int]) -> str:
     """The share a virtual machine's host took (steal): a neighbour's load our own figures cannot show."""
     spent = [b - a for a, b in zip(before, after)]
     return f"{spent[7] / sum(spent):.0%}" if len(spent) == 8 and sum(spent) else "unknown"
+
+
+def _fsync(before_ms: float, after_ms: float) -> str:
+    """The disk's fsync, which the naive baselines wait for once a command (bench/disk.py)."""
+    return f"an fsync took {before_ms:.2f} ms at the start, {after_ms:.2f} ms at the end (p50)"
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """`make bench`'s table: a ratio is the median of each round's own ratio, so one round's
 outlier (a neighbour's burst) neither passes nor fails a target alone."""
-from bench.__main__ import Rounds, _latency_row, _stolen
+from bench import disk
+from bench.__main__ import Rounds, _fsync, _latency_row, _stolen
 
 
 def test_the_ratio_is_the_median_of_the_rounds_own_ratios():
@@ -36,3 +37,13 @@ def test_a_latency_target_stays_absolute_with_the_brokers_bare_two_hops_beside_i
 def test_the_hosts_steal_is_its_share_of_all_cpu_ticks_over_the_run():
     assert _stolen([0, 0, 0, 0, 0, 0, 0, 0], [60, 0, 20, 0, 0, 0, 0, 20]) == "20%"
     assert _stolen([], [1] * 8) == "unknown"
+
+
+def test_the_disks_fsync_is_timed_on_a_scratch_file_that_leaves_nothing_behind(tmp_path):
+    taken_ms = disk.fsync_ms(str(tmp_path), count=5)
+    assert 0 < taken_ms < 10_000
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_table_ends_with_the_disks_fsync_before_and_after_the_run():
+    assert _fsync(0.226, 0.3) == "an fsync took 0.23 ms at the start, 0.30 ms at the end (p50)"
