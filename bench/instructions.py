@@ -87,46 +87,21 @@ def _install(marks: Marks) -> list[str]:
 
 
 def _child(commands: int, batch: int, db: str | None, marks_file: str) -> None:
-    from aiokafka.structs import ConsumerRecord
-
-    from bench.serve import businesses_count
-    from consumers.kafka import offsets, outbox
-    from consumers.kafka.relay import metadata as relay_metadata
-    from consumers.kafka.topics import Topics
-    from ledger import bulk
-    from ledger.service import Ledger
-    from ledger.store import Store
-    from tests.kafka_support import mixed_commands, setup_commands
+    from bench.handle import Writer
 
     marks = Marks()
     missing = _install(marks)
-    folder = tempfile.mkdtemp(prefix="bench-instructions-")
-    store = Store(db or f"sqlite:///{folder}/ledger.db")
-    store.create_tables(offsets.metadata, outbox.metadata, relay_metadata)
-    ledger, topics = Ledger(store), Topics()
-    names = [f"i{os.getpid()}-{i}" for i in range(businesses_count)]
-    ledger.handle(setup_commands(names, stock=10**9, credit_limit=10**12), "owner")
-    agent = mixed_commands(batch + commands, names, seed=1, prefix=f"c{os.getpid()}")
-    seen: int | None = None
+    writer = Writer(db)
+    agent = writer.commands(batch + commands)
     for start in range(0, len(agent), batch):
-        values = agent[start:start + batch]
-        records = [ConsumerRecord(topics.commands, 0, start + i, 0, 0, None, v, None, 0, len(v), [])
-                   for i, v in enumerate(values)]
-
-        def statements(outcomes: list[dict], encoded: list[bytes], records=records, seen=seen) -> tuple[list, list]:
-            owed = outbox.owed(topics, records, outcomes, encoded)
-            return [offsets.advance("bench", seen, records[-1]), *outbox.insert("bench", owed)], owed
-
+        handle = writer.prepared(agent[start:start + batch])
         marks.counting = start >= batch  # the first batch warms the caches up
         marks.mark()
-        with bulk.paused():
-            ledger.handle(values, "agent", statements)
+        handle()
         marks.mark()
-        seen = records[-1].offset
     marks.counting = False
     Path(marks_file).write_text(json.dumps({"closed": marks.closed, "missing": missing}))
-    store.close()
-    shutil.rmtree(folder, ignore_errors=True)
+    writer.close()
 
 
 def _totals(out_dir: str) -> list[int]:
