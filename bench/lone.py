@@ -5,9 +5,9 @@
 At 100 commands/s (bench.latency's rate) `ledger serve` polls one command a batch, with
 ~10 ms of nothing between them. This times the same batches of one in process, no broker
 (bench.handle's workload), first back to back and then with `--pause-ms` of sleep before
-each, and prints one JSON line: wall p50/p90/p99 and CPU a command of each. The difference
-is not the ledger's code, which is the same in both: it is what the machine's caches and
-the processor's idle states cost a command that comes after a pause.
+each, and prints one JSON line: wall p50/p90/p99 and CPU a command of each. The code and
+its instructions are the same both ways: the difference is what the pause costs on this
+machine (its caches, and whatever else ran meanwhile; docs/bench.md, session 12).
 """
 from __future__ import annotations
 
