@@ -5,8 +5,11 @@
 Starts a broker as the tests do and one `ledger serve` (SQLite by default), applies a
 catalogue of 10,000 customers and 5,000 SKUs over 10 businesses, then streams `--commands`
 valid orders through Kafka, never more than `backlog_max` ahead of the outcomes. RSS
-(VmRSS, summed over serve and its child processes) is read when a tenth of the outcomes
-are in and again at the end. Prints one JSON line.
+(VmRSS, summed over serve and its child processes) is read every `sample_interval_s`, and
+compared as the median of the readings while the second tenth of the outcomes came in
+(from a tenth of the run) against the median while the last tenth did: one reading alone
+lands on whatever the child holds at that moment, which moved by 35 MB from one reading to
+the next (docs/bench.md, session 12). Prints one JSON line, with each window's range.
 """
 from __future__ import annotations
 
@@ -17,6 +20,7 @@ import random
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from statistics import median
 
 import orjson
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
@@ -29,6 +33,7 @@ from tests.kafka_support import wait_until
 businesses_count, customers, skus = 10, 10_000, 5_000
 backlog_max = 20_000
 produce_chunk = 5_000
+sample_interval_s = 0.5
 
 
 def rss_mb(pid: int) -> float:
@@ -85,7 +90,27 @@ async def _send(producer: AIOKafkaProducer, topic: str, commands: list[dict]) ->
     await asyncio.gather(*sent)
 
 
-async def measure(stage: Stage, count: int) -> tuple[float, float]:
+class Sampled:
+    """RSS of serve's process tree every `sample_interval_s`, each reading with the outcomes then."""
+
+    def __init__(self, pid: int, outcomes: Counted, base: int):
+        self.pid, self.outcomes, self.base = pid, outcomes, base
+        self.readings: list[tuple[int, float]] = []  # (outcomes so far, MB)
+
+    async def run(self) -> None:
+        while True:
+            self.readings.append((self.outcomes.count - self.base, rss_mb(self.pid)))
+            await asyncio.sleep(sample_interval_s)
+
+    def window(self, low: int, high: int) -> list[float]:
+        """The readings taken while the outcomes so far were from `low` to `high`; at least the
+        one nearest `low` after it, so a short run still has one."""
+        inside = [mb for n, mb in self.readings if low <= n <= high]
+        return inside or [next((mb for n, mb in self.readings if n >= low), self.readings[-1][1])]
+
+
+async def measure(stage: Stage, count: int) -> tuple[list[float], list[float]]:
+    """The readings of the second tenth of the run and of its last tenth."""
     bootstrap, topics, server = stage.bootstrap, stage.topics, stage.server
     businesses = [f"b{stage.run}-shop-{i}" for i in range(businesses_count)]
     outcomes = Counted(await from_end(bootstrap, topics.outcomes))
@@ -98,21 +123,20 @@ async def measure(stage: Stage, count: int) -> tuple[float, float]:
         await asyncio.to_thread(wait_until, lambda: "partitions assigned" in server.output(), 120,
                                 "the server to get partitions")
         assert server.proc is not None
-        first, base, sent, rss_first = count // 10, outcomes.count, 0, 0.0
-        chunk: list[dict] = []
+        base, sent, chunk = outcomes.count, 0, []
+        sampled = Sampled(server.proc.pid, outcomes, base)
+        sampling = asyncio.create_task(sampled.run())
         for cmd in orders(businesses, count, stage.run, random.Random(3)):
             chunk.append(cmd)
             if len(chunk) == produce_chunk:
                 await outcomes.until(base + sent + produce_chunk - backlog_max)
                 await _send(producer, topics.commands, chunk)
                 sent, chunk = sent + len(chunk), []
-            if not rss_first and outcomes.count - base >= first:
-                rss_first = rss_mb(server.proc.pid)
         await _send(producer, topics.commands, chunk)
-        await outcomes.until(base + first)
-        rss_first = rss_first or rss_mb(server.proc.pid)
         await outcomes.until(base + count)
-        return rss_first, rss_mb(server.proc.pid)
+        sampling.cancel()
+        tenth = count // 10
+        return sampled.window(tenth, 2 * tenth), sampled.window(count - tenth, count)
     finally:
         await producer.stop()
         await outcomes.consumer.stop()
@@ -124,10 +148,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--db", help="SQLAlchemy URL (default: a fresh SQLite file)")
     args = p.parse_args(argv)
     with staged("memory", args.db) as stage:
-        rss_first, rss_end = asyncio.run(measure(stage, args.commands))
+        first, end = asyncio.run(measure(stage, args.commands))
     print(json.dumps({"bench": "memory", "door": "serve", "commands": args.commands, "first": args.commands // 10,
-                      "rss_first_mb": round(rss_first, 1), "rss_end_mb": round(rss_end, 1),
-                      "serve_exit": stage.serve_exit, "logs": str(stage.work)}))
+                      "rss_first_mb": round(median(first), 1), "rss_end_mb": round(median(end), 1),
+                      "rss_first_range_mb": [round(min(first), 1), round(max(first), 1)],
+                      "rss_end_range_mb": [round(min(end), 1), round(max(end), 1)],
+                      "readings": [len(first), len(end)], "serve_exit": stage.serve_exit, "logs": str(stage.work)}))
     return 0 if stage.serve_exit == 0 else 1
 
 
