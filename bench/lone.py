@@ -1,13 +1,13 @@
-"""A lone command's `Ledger.handle`, back to back and then paced: what an idle wait costs.
+"""A lone command's `Ledger.handle`, back to back and then paced: what a pause before it costs.
 
     .venv/bin/python -m bench.lone [--commands 1000] [--pause-ms 10] [--warm-up 200] [--db URL]
 
 At 100 commands/s (bench.latency's rate) `ledger serve` polls one command a batch, with
 ~10 ms of nothing between them. This times the same batches of one in process, no broker
 (bench.handle's workload), first back to back and then with `--pause-ms` of sleep before
-each, and prints one JSON line: wall p50/p90/p99 and CPU a command of each. The code and
-its instructions are the same both ways: the difference is what the pause costs on this
-machine (its caches, and whatever else ran meanwhile; docs/bench.md, session 12).
+each, and prints one JSON line: wall p50/p90/p99 and CPU a command of each. The code path
+is the same both ways, over commands of the same mix: the difference is what the pause costs
+on this machine (its caches, and whatever else ran meanwhile; docs/bench.md, session 12).
 """
 from __future__ import annotations
 

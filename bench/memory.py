@@ -99,7 +99,10 @@ class Sampled:
 
     async def run(self) -> None:
         while True:
-            self.readings.append((self.outcomes.count - self.base, rss_mb(self.pid)))
+            try:
+                self.readings.append((self.outcomes.count - self.base, rss_mb(self.pid)))
+            except OSError:  # a process of the tree ended between listing and reading: the next reading
+                pass
             await asyncio.sleep(sample_interval_s)
 
     def window(self, low: int, high: int) -> list[float]:
