@@ -1,0 +1,297 @@
+"""What if: the log's decided commands, as claimed, decided again against a changed world.
+
+The log keeps every decided command as it was claimed (on its first event) and `decide` is a
+pure function of a business's state, the command and a stamp: so a command can be decided
+again on another state, or by another `decide`, with nothing but the log. Here the log is
+read in order and folded twice: as recorded, and as re-decided (the what-if world). Each
+decision gets its recorded time and ids back (its stamp, read from the ids its events
+carry), so with no change every outcome comes out byte for byte as it was recorded.
+
+What is not a decision of `decide` is carried over as recorded: refusals at the door
+(`not_permitted`, `command_id_reused`, rejections), the owner's registrations of agents,
+and payments, which are the provider's word: a payment is decided again only as to which
+order it pays (`decide_payment`), never as to its amount. What depended on the world
+outside the log is marked `external`, not guessed: a link url the provider was never asked
+for, or a payment to a link the what-if world never issued.
+
+Pure: no clock, ids or I/O. The caller streams the log in and takes the report out.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from commands.models import DOORS, OWNER_TYPES
+from commands.parsing import NotPermitted, Parsed, parse
+from ledger import codec, events as ev
+from ledger.decide import Stamp, decide as recorded_decide
+from ledger.outcome import Outcome, outcome
+from ledger.state import BusinessState
+from ledger.webhook import Payment, Refusal, decide_payment
+
+Decide = Callable[[BusinessState, Any, Stamp], list[ev.Event]]
+
+# Refusals made at the door or by the claims, not by `decide`: the same in any world.
+_DOOR_REASONS = frozenset({"not_permitted", "command_id_reused"})
+# Blocks that say an owner command's target does not exist yet: a change waits for it.
+_NOT_YET = frozenset({"unknown_customer", "unknown_product"})
+
+
+@dataclass(frozen=True)
+class Change:
+    """An owner command applied to the what-if world, from `at` on (None: the start; an int:
+    a log position; a str: a recorded_at time, as the log spells it)."""
+    command: dict[str, Any]
+    at: int | str | None = None
+
+
+@dataclass
+class Redecided:
+    """One decision of the stretch, as recorded and as decided again."""
+    position: int
+    business_id: str | None
+    command_id: str | None
+    kind: str | None
+    before: Outcome
+    after: Outcome
+    events: list[ev.Event]  # what the what-if world appended
+    external: list[str] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return codec.dumps(self.before) != codec.dumps(self.after)
+
+
+@dataclass
+class Applied:
+    """A change as decided in the what-if world: where, and its outcome."""
+    position: int
+    change: Change
+    after: Outcome
+    events: list[ev.Event]
+
+
+class Totals:
+    """What a world adds up to: orders placed, blocks by reason, escalations, money owed."""
+
+    def __init__(self) -> None:
+        self.orders_placed = 0
+        self.blocks: dict[str, int] = {}
+        self.escalations = 0
+
+    def add(self, events: Iterable[ev.Event]) -> None:
+        for e in events:
+            if type(e) is ev.OrderPlaced:
+                self.orders_placed += 1
+            elif type(e) is ev.CommandBlocked:
+                self.blocks[e.reason] = self.blocks.get(e.reason, 0) + 1
+            elif type(e) is ev.EscalationRaised:
+                self.escalations += 1
+
+    def as_dict(self, states: Iterable[BusinessState]) -> dict[str, Any]:
+        owed: dict[str | None, int] = {}  # by currency: a sum across currencies means nothing
+        for s in states:
+            owed[s.currency] = owed.get(s.currency, 0) + sum(c.exposure for c in s.customers.values())
+        return {"orders_placed": self.orders_placed,
+                "owed": [{"currency": c, "amount": a} for c, a in sorted(owed.items(), key=lambda i: i[0] or "")],
+                "blocks": dict(sorted(self.blocks.items())), "escalations": self.escalations}
+
+
+class World:
+    """One fold of the log: its businesses' states and its totals."""
+
+    def __init__(self) -> None:
+        self.states: dict[str | None, BusinessState] = {}
+        self.totals = Totals()
+
+    def state(self, business_id: str | None) -> BusinessState:
+        state = self.states.get(business_id)
+        if state is None:
+            state = self.states[business_id] = BusinessState(business_id or "")
+        return state
+
+    def fold(self, events: Iterable[ev.Event], counted: bool = True) -> None:
+        for e in events:
+            self.state(e.business_id).evolve(e)
+        if counted:
+            self.totals.add(events)
+
+    def report(self) -> dict[str, Any]:
+        return self.totals.as_dict(self.states.values())
+
+
+class Replay:
+    """Feed it the log in order; it yields each decision of the stretch decided again."""
+
+    def __init__(self, decide: Decide = recorded_decide, changes: Iterable[Change] = (),
+                 since: int | str | None = None):
+        self.decide = decide
+        self.since = since
+        self.recorded, self.whatif = World(), World()
+        self.waiting = list(changes)  # not applied yet: their point not reached, or their target missing
+        self.applied: list[Applied] = []
+        self._due: list[Change] = []  # waiting only for their target to exist
+        self._group: list[tuple[int, ev.Event]] = []
+
+    def feed(self, log: Iterable[tuple[int, ev.Event]]) -> Iterator[Redecided]:
+        for position, e in log:
+            if self._group and not _continues(self._group[-1][1], e):
+                yield from self._settle()
+            self._group.append((position, e))
+        if self._group:
+            yield from self._settle()
+
+    def _settle(self) -> Iterator[Redecided]:
+        group, self._group = self._group, []
+        position, first = group[0]
+        events = [e for _, e in group]
+        if not _in_stretch(self.since, position, first.recorded_at):
+            self.recorded.fold(events, counted=False)
+            self.whatif.fold(events, counted=False)
+            return
+        self._apply_changes(position, first.recorded_at)
+        redecided = self._redecide(position, events)
+        self.recorded.fold(events)
+        self.whatif.fold(redecided.events)
+        yield redecided
+        self._apply_changes(position, None)  # a change waiting for its target: it may exist now
+
+    def _redecide(self, position: int, events: list[ev.Event]) -> Redecided:
+        first = events[0]
+        head = _head(first)
+        if type(first) is ev.PaymentReceived:
+            head = Payment(first.provider_event_id, first.business_id or "", first.reference, first.amount)
+            after, external = self._payment(first)
+        elif type(first) is ev.WebhookRefused:
+            head = Refusal(first.reason, first.error, first.raw, first.provider_event_id, first.business_id)
+            after, external = list(events), []
+        elif first.claimed is None or (type(first) is ev.CommandBlocked and first.reason in _DOOR_REASONS):
+            after, external = list(events), []  # not `decide`'s: the same in any world
+        else:
+            after, external = self._command(first, events)
+        kind = getattr(head, "type", None) or type(first).__name__
+        return Redecided(position, first.business_id, first.command_id, kind,
+                         outcome(head, events), outcome(head, after), after, external)
+
+    def _command(self, first: ev.Event, recorded: list[ev.Event]) -> tuple[list[ev.Event], list[str]]:
+        item = _parsed(first.claimed)
+        if not isinstance(item, Parsed):  # the command no longer reads: what was recorded stands
+            return list(recorded), ["the command as claimed no longer parses"]
+        stamp = Stamp(first.recorded_at, _stamp_id(first, recorded))
+        events = self.decide(self.whatif.state(first.business_id), item.command, stamp)
+        ev.with_claim(events[0], first.claimed)
+        return _with_urls(events, recorded)
+
+    def _payment(self, paid: ev.PaymentReceived) -> tuple[list[ev.Event], list[str]]:
+        payment = Payment(paid.provider_event_id, paid.business_id or "", paid.reference, paid.amount)
+        after = decide_payment(self.whatif.state(paid.business_id), payment, Stamp(paid.recorded_at, ""))
+        if type(after[0]) is ev.WebhookRefused:
+            return after, ["a payment to a link the what-if world never issued"]
+        return after, []
+
+    def _apply_changes(self, position: int, recorded_at: str | None) -> None:
+        """The changes whose point has come (all that wait for a target, when `recorded_at` is
+        None), decided in the what-if world; one blocked only because its target does not
+        exist yet waits for it."""
+        still = []
+        for change in self.waiting:
+            due = change in self._due if recorded_at is None else _due(change.at, position, recorded_at)
+            if not due:
+                still.append(change)
+                continue
+            item = _parsed(change.command)
+            assert isinstance(item, Parsed), "changes are parsed when they are read"
+            state = self.whatif.state(item.command.business_id)
+            events = self.decide(state, item.command, Stamp(recorded_at or "", f"change-{len(self.applied)}"))
+            if type(events[0]) is ev.CommandBlocked and events[0].reason in _NOT_YET:
+                self._due.append(change)  # applied as soon as its target exists
+                still.append(change)
+                continue
+            self.whatif.fold(events, counted=False)
+            self.applied.append(Applied(position, change, outcome(item, events), events))
+        self.waiting = still
+
+
+def parse_change(command: dict[str, Any]) -> Parsed | str:
+    """An owner command for the what-if world, or why it is not one."""
+    item = _parsed(command)
+    if isinstance(item, Parsed):
+        return item
+    return getattr(item, "error", None) or f"{command.get('type')!r} is not an owner command"
+
+
+def checksum(lines: Iterable[bytes]) -> str:
+    digest = hashlib.sha256()
+    for line in lines:
+        digest.update(line)
+        digest.update(b"\n")
+    return digest.hexdigest()
+
+
+def _parsed(claimed: dict[str, Any]) -> Parsed | NotPermitted | Any:
+    door = "owner" if claimed.get("type") in OWNER_TYPES else "agent"
+    assert door in DOORS
+    return parse(orjson.dumps(claimed), door)
+
+
+def _head(first: ev.Event) -> NotPermitted:
+    """Who the outcome is about, read from the log as `ledger audit command` reads it."""
+    kind = (first.claimed or {}).get("type") or getattr(first, "command_type", None)
+    return NotPermitted(command_id=first.command_id, type=kind, business_id=first.business_id)
+
+
+def _continues(last: ev.Event, e: ev.Event) -> bool:
+    """Whether `e` is one more event of the decision `last` belongs to: one command's events
+    are appended together, the first carrying the claim."""
+    return (e.claimed is None and e.command_id is not None and e.command_id == last.command_id
+            and e.business_id == last.business_id and type(e) is not ev.PaymentReceived)
+
+
+def _in_stretch(since: int | str | None, position: int, recorded_at: str) -> bool:
+    if since is None:
+        return True
+    return position >= since if isinstance(since, int) else recorded_at >= since
+
+
+def _due(at: int | str | None, position: int, recorded_at: str) -> bool:
+    if at is None:
+        return True
+    return position >= at if isinstance(at, int) else recorded_at >= at
+
+
+_STAMPED = {ev.OrderPlaced: ("order_id", "ord-"), ev.PaymentLinkIssued: ("reference", "lnk-"),
+            ev.EscalationRaised: ("escalation_id", "esc-")}
+
+
+def _stamp_id(first: ev.Event, recorded: list[ev.Event]) -> str:
+    """The id the decision was stamped with, read back from an id it made; a decision that made
+    none (a block) gets one of its own, derived from its command and marked as the what-if's."""
+    for e in recorded:
+        made = _STAMPED.get(type(e))
+        if made is not None:
+            value = getattr(e, made[0])
+            if isinstance(value, str) and value.startswith(made[1]):
+                return value[len(made[1]):]
+    key = f"{first.business_id}\x00{first.command_id}".encode()
+    return "whatif-" + hashlib.sha256(key).hexdigest()[:20]
+
+
+def _with_urls(events: list[ev.Event], recorded: list[ev.Event]) -> tuple[list[ev.Event], list[str]]:
+    """A new link carries the url the provider gave for its reference, when it gave one: the
+    provider is never asked here."""
+    urls = {e.reference: e.url for e in recorded if type(e) is ev.PaymentLinkIssued}
+    external = []
+    for i, e in enumerate(events):
+        if type(e) is ev.PaymentLinkIssued:
+            url = urls.get(e.reference)
+            if url is None:
+                external.append(f"link {e.reference}: its url is the provider's, never asked for here")
+                url = ""
+            if url != e.url:
+                events[i] = dataclasses.replace(e, url=url)
+    return events, external
