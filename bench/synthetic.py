@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import gc
 import itertools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from ledger import codec, events as ev
 from ledger.store import Store, stream_id
@@ -76,21 +76,21 @@ def events(count: int, businesses: int = 10) -> Iterator[ev.Event]:
     return itertools.islice(script, count)
 
 
-def fill(store: Store, count: int, businesses: int = 10) -> None:
-    """Append `count` synthetic events to an empty log, in bulk."""
+def fill(store: Store, count: int, businesses: int = 10, script: Callable[[int, int], Iterable[ev.Event]] = events) -> None:
+    """Append `count` synthetic events (`script(count, businesses)`) to an empty log, in bulk."""
     gc.disable()  # a million short-lived objects and no cycles: collections would only cost time
     try:
-        _fill(store, count, businesses)
+        _fill(store, script(count, businesses))
     finally:
         gc.enable()
 
 
-def _fill(store: Store, count: int, businesses: int) -> None:
+def _fill(store: Store, script: Iterable[ev.Event]) -> None:
     table = store.recorder.events_record_cls.__table__
     versions: dict[str, int] = {}
     batch: list[dict] = []
     with store.engine.begin() as conn:
-        for e in events(count, businesses):
+        for e in script:
             versions[e.business_id] = versions.get(e.business_id, 0) + 1
             batch.append({"originator_id": stream_id(e.business_id), "originator_version": versions[e.business_id],
                           "topic": e.type, "state": codec.encode(e)})

@@ -18,7 +18,9 @@ Pure: no clock, ids or I/O. The caller streams the log in and takes the report o
 """
 from __future__ import annotations
 
+import copy
 import dataclasses
+import functools
 import hashlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -26,7 +28,9 @@ from typing import Any
 
 import orjson
 
-from commands.models import DOORS, OWNER_TYPES
+from pydantic import ValidationError
+
+from commands.models import COMMAND_TYPES, DOORS, OWNER_TYPES
 from commands.parsing import NotPermitted, Parsed, parse
 from ledger import codec, events as ev
 from ledger.decide import Stamp, decide as recorded_decide
@@ -54,17 +58,36 @@ class Change:
 class Redecided:
     """One decision of the stretch, as recorded and as decided again."""
     position: int
-    business_id: str | None
-    command_id: str | None
-    kind: str | None
-    before: Outcome
-    after: Outcome
+    recorded: list[ev.Event]
     events: list[ev.Event]  # what the what-if world appended
     external: list[str] = field(default_factory=list)
 
     @property
+    def business_id(self) -> str | None:
+        return self.recorded[0].business_id
+
+    @property
+    def command_id(self) -> str | None:
+        return self.recorded[0].command_id
+
+    @property
+    def kind(self) -> str:
+        first = self.recorded[0]
+        return (first.claimed or {}).get("type") or getattr(first, "command_type", None) or type(first).__name__
+
+    @functools.cached_property
+    def before(self) -> Outcome:
+        return outcome(_head(self.recorded[0]), self.recorded)
+
+    @functools.cached_property
+    def after(self) -> Outcome:
+        return outcome(_head(self.recorded[0]), self.events)
+
+    @property
     def changed(self) -> bool:
-        return codec.dumps(self.before) != codec.dumps(self.after)
+        """Equal events give equal outcomes: the outcomes are built only when the events differ."""
+        return self.events is not self.recorded and self.events != self.recorded \
+            and codec.dumps(self.before) != codec.dumps(self.after)
 
 
 @dataclass
@@ -121,8 +144,6 @@ class World:
         if counted:
             self.totals.add(events)
 
-    def report(self) -> dict[str, Any]:
-        return self.totals.as_dict(self.states.values())
 
 
 class Replay:
@@ -133,63 +154,87 @@ class Replay:
         self.decide = decide
         self.since = since
         self.recorded, self.whatif = World(), World()
+        # The what-if world holds a state of its own only for the businesses where it parted
+        # from the log; until then it reads the recorded one.
+        self.parted: set[str | None] = set()
         self.waiting = list(changes)  # not applied yet: their point not reached, or their target missing
         self.applied: list[Applied] = []
         self._due: list[Change] = []  # waiting only for their target to exist
         self._group: list[tuple[int, ev.Event]] = []
 
     def feed(self, log: Iterable[tuple[int, ev.Event]]) -> Iterator[Redecided]:
+        group: list[ev.Event] = []
+        at = 0
         for position, e in log:
-            if self._group and not _continues(self._group[-1][1], e):
-                yield from self._settle()
-            self._group.append((position, e))
-        if self._group:
-            yield from self._settle()
+            if group and not _continues(group[-1], e):
+                yield from self._settle(at, group)
+                group = []
+            if not group:
+                at = position
+            group.append(e)
+        if group:
+            yield from self._settle(at, group)
 
-    def _settle(self) -> Iterator[Redecided]:
-        group, self._group = self._group, []
-        position, first = group[0]
-        events = [e for _, e in group]
-        if not _in_stretch(self.since, position, first.recorded_at):
-            self.recorded.fold(events, counted=False)
-            self.whatif.fold(events, counted=False)
+    def _settle(self, position: int, events: list[ev.Event]) -> Iterator[Redecided]:
+        first = events[0]
+        if self.since is not None and not _in_stretch(self.since, position, first.recorded_at):
+            self._fold(first.business_id, events, events, counted=False)
             return
-        self._apply_changes(position, first.recorded_at)
+        if self.waiting:
+            self._apply_changes(position, first.recorded_at)
         redecided = self._redecide(position, events)
-        self.recorded.fold(events)
-        self.whatif.fold(redecided.events)
+        self._fold(first.business_id, events, redecided.events)
         yield redecided
-        self._apply_changes(position, None)  # a change waiting for its target: it may exist now
+        if self._due:
+            self._apply_changes(position, None)  # a change waiting for its target: it may exist now
+
+    def totals(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """What each world adds up to: (as recorded, what if)."""
+        businesses = {*self.recorded.states, *self.parted}
+        return (self.recorded.totals.as_dict(self.recorded.states.values()),
+                self.whatif.totals.as_dict(self.state(b) for b in businesses))
+
+    def state(self, business_id: str | None) -> BusinessState:
+        """A business's state in the what-if world."""
+        return (self.whatif if business_id in self.parted else self.recorded).state(business_id)
+
+    def _part(self, business_id: str | None) -> None:
+        if business_id not in self.parted:
+            self.whatif.states[business_id] = copy.deepcopy(self.recorded.state(business_id))
+            self.parted.add(business_id)
+
+    def _fold(self, business_id: str | None, recorded: list[ev.Event], whatif: list[ev.Event],
+              counted: bool = True) -> None:
+        """One decision's events into each world (all of a decision's are its business's)."""
+        if whatif is not recorded and whatif != recorded:
+            self._part(business_id)
+        self.recorded.fold(recorded, counted)
+        if counted:
+            self.whatif.totals.add(whatif)
+        if business_id in self.parted:
+            self.whatif.fold(whatif, counted=False)
 
     def _redecide(self, position: int, events: list[ev.Event]) -> Redecided:
         first = events[0]
-        head = _head(first)
-        if type(first) is ev.PaymentReceived:
-            head = Payment(first.provider_event_id, first.business_id or "", first.reference, first.amount)
-            after, external = self._payment(first)
-        elif type(first) is ev.WebhookRefused:
-            head = Refusal(first.reason, first.error, first.raw, first.provider_event_id, first.business_id)
-            after, external = list(events), []
-        elif first.claimed is None or (type(first) is ev.CommandBlocked and first.reason in _DOOR_REASONS):
-            after, external = list(events), []  # not `decide`'s: the same in any world
-        else:
-            after, external = self._command(first, events)
-        kind = getattr(head, "type", None) or type(first).__name__
-        return Redecided(position, first.business_id, first.command_id, kind,
-                         outcome(head, events), outcome(head, after), after, external)
+        kind = type(first)
+        if kind is ev.PaymentReceived:
+            return Redecided(position, events, *self._payment(first))
+        if first.claimed is None or (kind is ev.CommandBlocked and first.reason in _DOOR_REASONS):
+            return Redecided(position, events, events)  # not `decide`'s: the same in any world
+        return Redecided(position, events, *self._command(first, events))
 
     def _command(self, first: ev.Event, recorded: list[ev.Event]) -> tuple[list[ev.Event], list[str]]:
-        item = _parsed(first.claimed)
-        if not isinstance(item, Parsed):  # the command no longer reads: what was recorded stands
+        command = _command(first.claimed)
+        if command is None:  # the command no longer reads: what was recorded stands
             return list(recorded), ["the command as claimed no longer parses"]
         stamp = Stamp(first.recorded_at, _stamp_id(first, recorded))
-        events = self.decide(self.whatif.state(first.business_id), item.command, stamp)
+        events = self.decide(self.state(first.business_id), command, stamp)
         ev.with_claim(events[0], first.claimed)
         return _with_urls(events, recorded)
 
     def _payment(self, paid: ev.PaymentReceived) -> tuple[list[ev.Event], list[str]]:
         payment = Payment(paid.provider_event_id, paid.business_id or "", paid.reference, paid.amount)
-        after = decide_payment(self.whatif.state(paid.business_id), payment, Stamp(paid.recorded_at, ""))
+        after = decide_payment(self.state(paid.business_id), payment, Stamp(paid.recorded_at, ""))
         if type(after[0]) is ev.WebhookRefused:
             return after, ["a payment to a link the what-if world never issued"]
         return after, []
@@ -206,12 +251,13 @@ class Replay:
                 continue
             item = _parsed(change.command)
             assert isinstance(item, Parsed), "changes are parsed when they are read"
-            state = self.whatif.state(item.command.business_id)
-            events = self.decide(state, item.command, Stamp(recorded_at or "", f"change-{len(self.applied)}"))
+            business_id = item.command.business_id
+            events = self.decide(self.state(business_id), item.command, Stamp(recorded_at or "", f"change-{len(self.applied)}"))
             if type(events[0]) is ev.CommandBlocked and events[0].reason in _NOT_YET:
                 self._due.append(change)  # applied as soon as its target exists
                 still.append(change)
                 continue
+            self._part(business_id)
             self.whatif.fold(events, counted=False)
             self.applied.append(Applied(position, change, outcome(item, events), events))
         self.waiting = still
@@ -239,8 +285,23 @@ def _parsed(claimed: dict[str, Any]) -> Parsed | NotPermitted | Any:
     return parse(orjson.dumps(claimed), door)
 
 
-def _head(first: ev.Event) -> NotPermitted:
-    """Who the outcome is about, read from the log as `ledger audit command` reads it."""
+def _command(claimed: dict[str, Any]) -> Any:
+    """The command a claim holds, read by its model (the claim is JSON as `parse` read it:
+    its integers already exact); None if it no longer reads."""
+    model = COMMAND_TYPES.get(claimed.get("type"))  # type: ignore[arg-type]
+    try:
+        return None if model is None else model.model_validate(claimed)
+    except ValidationError:
+        return None
+
+
+def _head(first: ev.Event) -> Any:
+    """Who the outcome is about, read from the log as `ledger audit command` reads it; a
+    webhook's outcome has a shape of its own."""
+    if type(first) is ev.PaymentReceived:
+        return Payment(first.provider_event_id, first.business_id or "", first.reference, first.amount)
+    if type(first) is ev.WebhookRefused:
+        return Refusal(first.reason, first.error, first.raw, first.provider_event_id, first.business_id)
     kind = (first.claimed or {}).get("type") or getattr(first, "command_type", None)
     return NotPermitted(command_id=first.command_id, type=kind, business_id=first.business_id)
 

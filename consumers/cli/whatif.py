@@ -90,11 +90,12 @@ class _Report:
                    "before": r.before, "after": r.after, "external": r.external})
 
     def close(self, replay: Any) -> None:
+        before, after = replay.totals()
         totals = {"kind": "totals", "decisions": self.decisions, "changed": self.changed, "external": self.external,
                   "changes": [{"position": a.position, "command": a.change.command, "status": a.after["status"],
                                "reason": a.after["reason"]} for a in replay.applied],
                   "not_applied": [c.command for c in replay.waiting],
-                  "before": replay.recorded.report(), "after": replay.whatif.report()}
+                  "before": before, "after": after}
         from ledger import codec
 
         totals["checksum"] = self.wi.checksum([*self.lines, codec.dumps(totals)])
