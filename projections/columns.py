@@ -5,7 +5,7 @@ from __future__ import annotations
 COLUMNS: dict[str, tuple[str, ...]] = {
     "intents": ("business_id", "conversation_id", "turn_id", "intents", "primary_intent", "agent_ids"),
     "blocks": ("position", "command_id", "business_id", "agent_id", "conversation_id", "turn_id",
-               "type", "status", "reason", "fields", "details", "conflicts", "facts"),
+               "type", "status", "reason", "fields", "details", "conflicts", "facts", "recorded_at"),
     "orders": ("business_id", "order_id", "customer_id", "total", "paid", "outstanding", "status"),
     "escalations": ("escalation_id", "business_id", "conversation_id", "turn_id", "cause",
                     "reason", "status", "raised_at", "closed_at"),

@@ -69,7 +69,7 @@ def test_audit_prints_the_contract_columns_as_json_lines(url):
     assert all(r.returncode == 0 for r in runs.values())
     [block] = jsonl(runs["blocks"].stdout)
     assert list(block) == ["position", "command_id", "business_id", "agent_id", "conversation_id", "turn_id",
-                           "type", "status", "reason", "fields", "details", "conflicts", "facts"]
+                           "type", "status", "reason", "fields", "details", "conflicts", "facts", "recorded_at"]
     [placed] = jsonl(runs["orders"].stdout)
     assert list(placed) == ["business_id", "order_id", "customer_id", "total", "paid", "outstanding", "status"]
     assert jsonl(runs["intents"].stdout) == [{"business_id": "shop-1", "conversation_id": "k", "turn_id": "t",

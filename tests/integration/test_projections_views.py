@@ -11,7 +11,7 @@ from tests.given import RICE_PRICE, a_shop, agent, an_order_with_a_link, owner, 
 from tests.projected import audit, one_row
 
 BLOCK_COLUMNS = ["position", "command_id", "business_id", "agent_id", "conversation_id", "turn_id", "type",
-                 "status", "reason", "fields", "details", "conflicts", "facts"]
+                 "status", "reason", "fields", "details", "conflicts", "facts", "recorded_at"]
 
 
 def test_a_blocked_command_is_one_row_with_what_it_lacked(ledger, store):
@@ -22,7 +22,8 @@ def test_a_blocked_command_is_one_row_with_what_it_lacked(ledger, store):
     row = one_row(store, "blocks")
 
     assert list(row) == BLOCK_COLUMNS
-    assert row == {"position": position, "command_id": "c-vague", "business_id": "shop-1", "agent_id": "bot",
+    assert row == {"position": position, "recorded_at": store.events_at([position])[position].recorded_at,
+                   "command_id": "c-vague", "business_id": "shop-1", "agent_id": "bot",
                    "conversation_id": "conv-1", "turn_id": "t1", "type": "PlaceOrder", "status": "blocked",
                    "reason": "unknown_facts", "fields": ["lines"], "details": {}, "conflicts": {},
                    "facts": {"customer_id": known("cust-1", "session"), "lines": UNKNOWN}}
