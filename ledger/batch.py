@@ -8,6 +8,7 @@ reuse of the id (another content: decided as such, claiming nothing).
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -24,7 +25,36 @@ from ledger.store import Claim
 from ledger.webhook import Payment, Refusal, decide_payment, refusal_events
 
 ClaimKey = tuple[str, str, str]  # scope, business, key
-Links = Callable[[list[ev.Event]], list[ev.Event]]  # the provider's url on each new link
+
+
+@dataclass(frozen=True)
+class Hold:
+    """An `IssuePaymentLink` answered only after the provider: one whose new link is owed
+    (decided, its `PaymentLinkRequested` written, waiting for the url: ledger/links.py), or one
+    for an order whose link this batch is making (`events` empty: decided once that is made)."""
+    at: int  # the input's place in its batch
+    item: Parsed
+    key: ClaimKey
+    events: list[ev.Event]  # the decision, its last a `PaymentLinkIssued` with no url yet
+    currency: str | None = None  # the business's, for the provider
+
+    @property
+    def issued(self) -> ev.PaymentLinkIssued | None:
+        return self.events[-1] if self.events else None  # type: ignore[return-value]
+
+
+def _link_order(item: Item) -> tuple[str, str] | None:
+    """The (business, order) an `IssuePaymentLink` names, when its order is known."""
+    if type(item) is Parsed and item.command.type == "IssuePaymentLink" and item.command.facts.order_id.known:
+        return item.command.business_id or "", item.command.facts.order_id.value
+    return None
+
+
+@dataclass(frozen=True)
+class Made:
+    """The provider's answer for one reference: the link's url, or why there is none (one line)."""
+    url: str | None
+    error: str = ""
 
 
 @dataclass
@@ -38,6 +68,8 @@ class Decided:
     states: list[bytes] | None = None
     claims: list[Claim] = field(default_factory=list)
     statements: Sequence[Executable] = ()
+    # Inputs answered only once the provider made their links: their outcomes are None here.
+    holds: list[Hold] = field(default_factory=list)
 
 
 def claim_key(item: Item) -> ClaimKey | None:
@@ -56,20 +88,21 @@ def _content_hash(item: Parsed | Payment) -> str:
 
 class Batch:
     def __init__(self, draft: Draft, states: Mapping[str, BusinessState], seen: dict[ClaimKey, Claim],
-                 stamp: Callable[[], Stamp], links: Links | None):
+                 stamp: Callable[[], Stamp]):
         """`states`: the draft's, holding every order the items name; `seen`: the claims
         already made on their ids."""
         self.draft, self.states, self.seen = draft, states, seen
-        self.stamp, self.links = stamp, links
+        self.stamp = stamp
         self.decided = Decided(states=[])
+        self.linking: set[tuple[str, str]] = set()  # (business, order) whose link this batch is making
 
     def decide(self, items: Sequence[Item], keys: Sequence[ClaimKey | None]) -> Decided:
         """`keys`: each item's `claim_key`."""
-        for item, key in zip(items, keys):
-            self._one(item, key)
+        for at, (item, key) in enumerate(zip(items, keys)):
+            self._one(at, item, key)
         return self.decided
 
-    def _one(self, item: Item, key: ClaimKey | None) -> None:
+    def _one(self, at: int, item: Item, key: ClaimKey | None) -> None:
         decided = self.decided
         first = self.seen.get(key) if key is not None else None
         content_hash = _content_hash(item) if key is not None else ""
@@ -78,14 +111,88 @@ class Batch:
             decided.outcomes.append(out)
             decided.encoded.append(codec.dumps(out))
             return
+        if first is None and self.linking and _link_order(item) in self.linking:
+            # After the link this batch is making for the order: sent again, or voided.
+            self._wait(Hold(at, item, key, []))  # type: ignore[arg-type]
+            return
         events = self._events(item, self.stamp(), reused=first is not None)
-        decided.appended.extend(self.draft.fold(events))
-        decided.states.extend([codec.encode(e) for e in events])
+        if type(events[-1]) is ev.PaymentLinkIssued and first is None:
+            self._hold(at, item, key, events)  # type: ignore[arg-type]  # only a Parsed issues links
+            return
+        self._answer(item, key, content_hash if first is None else None, events, events)
+
+    def _wait(self, hold: Hold) -> None:
+        self.decided.holds.append(hold)
+        self.decided.outcomes.append(None)  # type: ignore[arg-type]  # answered by `settle`
+        self.decided.encoded.append(b"")
+
+    def _hold(self, at: int, item: Parsed, key: ClaimKey, events: list[ev.Event]) -> None:
+        """The new link is owed: `PaymentLinkRequested` now (once, however often the command is
+        decided before it is answered), the answer after the provider's."""
+        issued = events[-1]
+        state = self.states[issued.business_id or ""]
+        if issued.reference not in state.link_requests:
+            requested = ev.PaymentLinkRequested(
+                business_id=issued.business_id, command_id=issued.command_id, recorded_at=issued.recorded_at,
+                agent_id=issued.agent_id, conversation_id=issued.conversation_id, turn_id=issued.turn_id,
+                order_id=issued.order_id, reference=issued.reference, amount=issued.amount)
+            self.decided.appended.extend(self.draft.fold([requested]))
+            self.decided.states.extend([codec.encode(requested)])  # type: ignore[union-attr]
+        self.linking.add((issued.business_id or "", issued.order_id))
+        self._wait(Hold(at, item, key, events, state.currency))
+
+    def settle(self, holds: Sequence[Hold], first: Decided, made: Mapping[str, Made]) -> Decided:
+        """The held inputs answered, now the provider has: each new link with its url, or,
+        where it made none, the link owed closed (`PaymentLinkFailed`) and the command blocked
+        `provider_unavailable`. `made`: by reference; `first`: the batch as first decided. The
+        answer holds all the batch's outcomes, in order."""
+        decided = self.decided
+        for hold in holds:  # in input order: a link made before the inputs waiting on it
+            if hold.issued is None:
+                self._one(hold.at, hold.item, hold.key)
+            else:
+                answer = made.get(hold.issued.reference) or Made(None, "the provider was not asked")
+                self._settle_one(hold, answer.url, answer.error)
+        outcomes, encoded = list(first.outcomes), list(first.encoded)
+        for hold, out, one in zip(holds, decided.outcomes, decided.encoded, strict=True):
+            outcomes[hold.at], encoded[hold.at] = out, one
+        decided.outcomes, decided.encoded = outcomes, encoded
+        return decided
+
+    def _settle_one(self, hold: Hold, url: str | None, error: str) -> None:
+        first = self.seen.get(hold.key)
+        content_hash = _content_hash(hold.item)
+        if first is not None:  # answered meanwhile (another writer, or this batch's same command)
+            self._one(hold.at, hold.item, hold.key)
+            return
+        stamp = self.stamp()
+        state = self.states[hold.item.command.business_id or ""]
+        issued = hold.issued
+        if url is not None and issued.reference in state.link_requests:
+            events = [dataclasses.replace(e, recorded_at=stamp.recorded_at) for e in hold.events]
+            events[-1] = dataclasses.replace(events[-1], url=url)
+            self._answer(hold.item, hold.key, content_hash, events, events)
+            return
+        failed = [] if issued.reference not in state.link_requests else [ev.PaymentLinkFailed(
+            business_id=issued.business_id, command_id=issued.command_id, recorded_at=stamp.recorded_at,
+            agent_id=issued.agent_id, conversation_id=issued.conversation_id, turn_id=issued.turn_id,
+            order_id=issued.order_id, reference=issued.reference, amount=issued.amount, error=error)]
+        blocked = _with_claim(hold.item, block(hold.item.command, stamp, Blocked(
+            "provider_unavailable", details={"order_id": issued.order_id})))
+        self._answer(hold.item, hold.key, content_hash, blocked, failed + blocked)
+
+    def _answer(self, item: Item, key: ClaimKey | None, content_hash: str | None, events: list[ev.Event],
+                appended: list[ev.Event]) -> None:
+        """The input's outcome from its decision's `events`; `appended` (they, and any record
+        of the provider's answer) go to the log; a claim on `key` unless `content_hash` is None."""
+        decided = self.decided
+        decided.appended.extend(self.draft.fold(appended))
+        decided.states.extend([codec.encode(e) for e in appended])
         out = outcome(item, events)
         encoded = codec.dumps(out)
         decided.outcomes.append(out)
         decided.encoded.append(encoded)
-        if key is not None and first is None:
+        if key is not None and content_hash is not None:
             claim = Claim(*key, content_hash, encoded)
             self.seen[key] = claim
             decided.claims.append(claim)
@@ -95,8 +202,7 @@ class Batch:
             command = item.command
             if reused:
                 return _with_claim(item, block(command, stamp, Blocked("command_id_reused")))
-            events = decide(self.states[command.business_id or ""], command, stamp)
-            return _with_claim(item, self.links(events) if self.links else events)
+            return _with_claim(item, decide(self.states[command.business_id or ""], command, stamp))
         if isinstance(item, Rejection):
             return reject(item, stamp)
         if isinstance(item, NotPermitted):

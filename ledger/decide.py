@@ -6,6 +6,7 @@ contract's order, and the first that fails is the answer.
 """
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Container
 from typing import Any, NamedTuple
 
@@ -19,15 +20,11 @@ from ledger.state import BusinessState, Customer
 
 class Stamp(NamedTuple):  # one a command: a tuple's construction is the cheapest
     recorded_at: str
-    id: str  # fresh and time-ordered; order, link and escalation ids derive from it
+    id: str  # fresh and time-ordered; order and escalation ids derive from it
 
     @property
     def order_id(self) -> str:
         return f"ord-{self.id}"
-
-    @property
-    def reference(self) -> str:
-        return f"lnk-{self.id}"
 
     @property
     def escalation_id(self) -> str:
@@ -140,6 +137,17 @@ def _priced(state: BusinessState, customer_id: str, lines: list[tuple[str, int]]
     return customer, priced, total
 
 
+def link_reference(business_id: str | None, command_id: str | None) -> str:
+    """A link's reference, the same however often its command is decided: the provider's
+    idempotency key, so one command makes at most one provider transaction. Letters, digits
+    and `-` only: every provider takes it as its reference."""
+    digest = hashlib.sha256(f"{business_id or ''}\x00{command_id or ''}".encode("utf-8", "surrogatepass"))
+    return f"lnk-{digest.hexdigest()[:link_reference_hex_chars]}"
+
+
+link_reference_hex_chars = 32  # 128 bits: no two commands share one
+
+
 def _issue_payment_link(state: BusinessState, c: m.IssuePaymentLink, stamp: Stamp, ctx: dict) -> list[ev.Event]:
     order_id = c.facts.order_id.value
     order = state.orders.get(order_id)
@@ -147,15 +155,20 @@ def _issue_payment_link(state: BusinessState, c: m.IssuePaymentLink, stamp: Stam
         raise Blocked("unknown_order", details={"order_id": order_id})
     if order.outstanding == 0:
         raise Blocked("nothing_outstanding", details={"order_id": order_id, "total": order.total, "paid": order.paid})
+    reference = link_reference(c.business_id, c.command_id)
+    being_made = state.link_request_for(order_id)
+    if being_made is not None and being_made != reference:
+        # Another command's link for this order is at the provider now: one live link an order.
+        raise Blocked("provider_unavailable", details={"order_id": order_id, "why": "link_in_progress"})
     live = order.live_link
     if live is not None and live.amount == order.outstanding:
         return [ev.PaymentLinkResent(**ctx, order_id=order_id, reference=live.reference,
                                      url=live.url, amount=live.amount)]
     voided = [] if live is None else [ev.PaymentLinkVoided(
         **ctx, order_id=order_id, reference=live.reference, amount=live.amount)]
-    # The url is the provider's answer: the shell asks for it before the events are written.
-    return voided + [ev.PaymentLinkIssued(**ctx, order_id=order_id, reference=stamp.reference,
-                                          url="", amount=order.outstanding)]
+    # The url is the provider's answer: the shell records the link owed, asks the provider
+    # after that commits, and fills it in (ledger/links.py).
+    return voided + [ev.PaymentLinkIssued(**ctx, order_id=order_id, reference=reference, url="", amount=order.outstanding)]
 
 
 def _escalate(state: BusinessState, c: m.Escalate, stamp: Stamp, ctx: dict) -> list[ev.Event]:

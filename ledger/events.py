@@ -138,6 +138,26 @@ class PaymentLinkVoided(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
+class PaymentLinkRequested(Event):
+    """A link owed to the command that asked for it, before the provider was asked: written
+    with the decision, so the provider is asked once, after it commits, for this reference.
+    Closed by the command's `PaymentLinkIssued` (the provider's url) or `PaymentLinkFailed`."""
+    order_id: str
+    reference: str  # derived from the business and the command id: the provider's idempotency key
+    amount: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class PaymentLinkFailed(Event):
+    """The provider made no link for a requested reference (down, slow or refused): nothing is
+    owed to the customer; the command is answered `provider_unavailable`."""
+    order_id: str
+    reference: str
+    amount: int
+    error: str
+
+
+@dataclass(frozen=True, kw_only=True)
 class PaymentReceived(Event):
     """Money the provider confirmed. Flags say what a person should look at."""
     order_id: str

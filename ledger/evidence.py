@@ -17,8 +17,10 @@ from ledger.outcome import outcome
 from ledger.store import Store
 
 # Events that carry a command id but were never a decided command's: a rejection claims
-# nothing, and a provider's webhook is not a command.
-_NOT_DECIDED = (ev.CommandRejected, ev.WebhookRefused, ev.PaymentReceived)
+# nothing, a provider's webhook is not a command, and a link owed and its failure are the
+# record of asking the provider, around the command's decision.
+_NOT_DECIDED = (ev.CommandRejected, ev.WebhookRefused, ev.PaymentReceived, ev.PaymentLinkRequested,
+                ev.PaymentLinkFailed)
 # A decision with these reasons did not claim the command id: another decision, if any, is the command.
 _UNCLAIMING = ("not_permitted", "command_id_reused")
 

@@ -26,11 +26,19 @@ class MissingSecret(PaymentConfigError):
     pass
 
 
+class ProviderUnavailable(RuntimeError):
+    """The provider made no link: down, too slow, or it refused. One line, never a secret."""
+
+
 class PaymentProvider(Protocol):
     name: str
 
-    def create_link(self, *, business_id: str, order_id: str, reference: str, amount: int) -> str:
-        """Ask the provider for a checkout url for exactly `amount` minor units; return it."""
+    def create_link(self, *, business_id: str, order_id: str, reference: str, amount: int,
+                    currency: str | None) -> str:
+        """Ask the provider for a checkout url for exactly `amount` minor units of `currency`
+        (the business's; None when it set none), with `reference` as its idempotency key;
+        return it, or raise ProviderUnavailable. Called after the decision commits, never
+        under the writer's lock, at most once a reference by this process."""
 
     def verify(self, body: bytes, headers: Mapping[str, str]) -> bool:
         """True only if the raw body carries the provider's valid signature."""
@@ -66,7 +74,8 @@ class SandboxProvider:
         self.secret = (configured or sandbox_secret_default).encode()
         self.base_url = base_url
 
-    def create_link(self, *, business_id: str, order_id: str, reference: str, amount: int) -> str:
+    def create_link(self, *, business_id: str, order_id: str, reference: str, amount: int,
+                    currency: str | None = None) -> str:
         return f"{self.base_url}/{reference}"
 
     def sign(self, body: bytes) -> str:

@@ -1,6 +1,8 @@
 """The ledger application: parse, claim, decide, append. The shell around `decide`.
 
-Here live the clock, the ids, the provider call and the store. Every door's inputs take one
+Here live the clock, the ids, the provider call and the store. A link is asked of the
+provider only after the decision that owes it commits, outside the writer's lock
+(ledger/links.py), and recorded by a second write. Every door's inputs take one
 path: a batch is decided in order against in-memory state (ledger/batch.py) and written in
 one transaction; each input is still all-or-nothing, because a blocked command's only event
 is its block. When another writer got there first, the batch is decided again on fresh
@@ -20,8 +22,8 @@ from sqlalchemy.sql import Executable
 
 from commands.parsing import NotPermitted, Oversized, Parsed, Rejection, parse
 from ledger import events as ev, observe
-from ledger import unsigned_webhooks
-from ledger.batch import Batch, ClaimKey, Decided, claim_key
+from ledger import links, unsigned_webhooks
+from ledger.batch import Batch, ClaimKey, Decided, Hold, claim_key
 from ledger.decide import Stamp
 from ledger.ids import time_ordered_id, utc_now
 from ledger.outcome import Outcome
@@ -53,6 +55,8 @@ class Handled:
     written: list[tuple[int, ev.Event]]
     extra: Any = None  # what the door's `extra` returned beside its statements
     encoded: list[bytes] = dataclasses.field(default_factory=list)  # each outcome as `codec.dumps` writes it
+    # Links owed, written but not yet asked of the provider: their outcomes are None until then.
+    holds: list[Hold] = dataclasses.field(default_factory=list)
 
 
 class Ledger:
@@ -88,6 +92,8 @@ class Ledger:
         started = time.perf_counter() if started is None else started
         with self._lock:
             handled = self._handle(items, raws, extra)
+        while handled.holds:  # each round answers at least the links it asks for
+            handled = self._links_made(handled, extra)
         observe.decided(door, handled.outcomes, time.perf_counter() - started)
         return handled
 
@@ -139,33 +145,51 @@ class Ledger:
                 items[at] = refused(items[at], raws[at], error, exc)
                 log.warning("the database refused an input (%s); answered it refused", first_line(error))
 
+    def _links_made(self, handled: Handled, extra: Extra | None) -> Handled:
+        """The links a written batch owes, asked of the provider with the writer's lock free,
+        then recorded with the batch's answers (and the door's `extra`, which waited for them)."""
+        made = links.ask(self.provider, handled.holds)
+        first = Decided(outcomes=handled.outcomes, encoded=handled.encoded)
+
+        def settled(draft: Draft) -> Decided:
+            items = [hold.item for hold in handled.holds]
+            seen = self._claimed([hold.key for hold in handled.holds])
+            now, new_id = self.now(), self.new_id
+            return Batch(draft, draft.states_for(items), seen, lambda: Stamp(now, new_id())).settle(
+                handled.holds, first, made)
+
+        with self._lock:
+            done = self._committed(settled, extra)
+        return Handled(done.outcomes, handled.written + done.written, done.extra, done.encoded, done.holds)
+
     def _committed(self, decide: Callable[[Draft], Decided], extra: Extra | None) -> Handled:
-        """Decide on a draft and write; when another writer got there first, again on fresh state."""
+        """Decide on a draft and write; when another writer got there first, again on fresh state.
+        A batch that owes links leaves the door's `extra` to the write that answers them."""
         attempt = 1
         while True:
             decided = None
             try:
                 with self.states.draft() as draft:
                     decided = decide(draft)
-                    statements, carried = extra(decided.outcomes, decided.encoded) if extra else ((), None)
+                    asked = extra is not None and not decided.holds
+                    statements, carried = extra(decided.outcomes, decided.encoded) if asked else ((), None)
                     positions = self.store.write(decided.appended, decided.claims, [*decided.statements, *statements],
                                                  draft.kept(decided.appended), states=decided.states)
                     draft.commit()
                 written = [(position, e) for position, (_, e) in zip(positions, decided.appended)]
-                return Handled(decided.outcomes, written, carried, decided.encoded)
+                return Handled(decided.outcomes, written, carried, decided.encoded, decided.holds)
             except IntegrityError:
                 if decided is None or not self._raced(decided):
                     raise
                 log.info("write conflict, deciding again (attempt %d)", attempt)
                 attempt += 1
 
-    def _decided(self, draft: Draft, items: Sequence[Item], links: bool = True) -> Decided:
+    def _decided(self, draft: Draft, items: Sequence[Item]) -> Decided:
         keys = [claim_key(item) for item in items]
         seen = self._claimed(keys)
         states = draft.states_for(items)
         now, new_id = self.now(), self.new_id  # one clock reading a batch: its inputs are recorded in one transaction
-        return Batch(draft, states, seen, lambda: Stamp(now, new_id()),
-                     self._with_links if links else None).decide(items, keys)
+        return Batch(draft, states, seen, lambda: Stamp(now, new_id())).decide(items, keys)
 
     def _claimed(self, keys: Sequence[ClaimKey | None]) -> dict[ClaimKey, Claim]:
         """The claims already made on these inputs' ids: one query a batch on PostgreSQL, one
@@ -190,12 +214,11 @@ class Ledger:
         return bad - 1, error
 
     def _refusal(self, items: Sequence[Item]) -> Exception | None:
-        """Why the database refuses these items' writes, or None; nothing is kept either way.
-        No provider is asked for links: a trial must not make any."""
+        """Why the database refuses these items' writes, or None; nothing is kept either way."""
         decided = None
         try:
             with self.states.draft() as draft:  # never committed: dropped on the way out
-                decided = self._decided(draft, items, links=False)
+                decided = self._decided(draft, items)
                 self.store.write(decided.appended, decided.claims, kept=draft.kept(decided.appended), commit=False,
                                  states=decided.states)
             return None
@@ -219,12 +242,6 @@ class Ledger:
         for c in decided.claims:
             keys.setdefault((c.scope, c.business_id), []).append(c.key)
         return any(self.store.claims_for(scope, b, k) for (scope, b), k in keys.items())
-
-    def _with_links(self, events: list[ev.Event]) -> list[ev.Event]:
-        """Ask the provider for each new link's url; the amount was already decided."""
-        return [dataclasses.replace(e, url=self.provider.create_link(
-                    business_id=e.business_id, order_id=e.order_id, reference=e.reference, amount=e.amount))
-                if isinstance(e, ev.PaymentLinkIssued) else e for e in events]
 
 
 def _parsed(raw: Raw, door: str) -> Parsed | NotPermitted | Rejection:

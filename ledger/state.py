@@ -31,6 +31,14 @@ class Link:
 
 
 @dataclass(slots=True)
+class LinkRequest:
+    """A link owed to a command: requested from the provider, not yet made or failed."""
+    order_id: str
+    amount: int
+    command_id: str | None
+
+
+@dataclass(slots=True)
 class Order:
     customer_id: str
     total: int
@@ -67,11 +75,18 @@ class BusinessState:
     # reads the others back from the store before deciding on them; a full fold holds all.
     orders: dict[str, Order] = field(default_factory=dict)
     link_orders: dict[str, str] = field(default_factory=dict)  # references issued -> order
+    # Links owed, by reference: requested, the provider not yet answered. A few at a time (each
+    # lasts one provider call), so never trimmed with the orders.
+    link_requests: dict[str, LinkRequest] = field(default_factory=dict)
     escalations: dict[str, str] = field(default_factory=dict)  # id -> open/acknowledged/resolved/dismissed
     escalated_turns: set[tuple[str, str]] = field(default_factory=set)
     held_orders: dict[str, HeldOrder] = field(default_factory=dict)  # open credit-limit escalation -> order
     # The last credit-limit block's claimed order, until its EscalationRaised (the same command) comes.
     _blocked: tuple[str | None, HeldOrder | None] = (None, None)
+
+    def link_request_for(self, order_id: str) -> str | None:
+        """The reference of the link owed on this order, if one is being made."""
+        return next((r for r, request in self.link_requests.items() if request.order_id == order_id), None)
 
     def evolve(self, event: ev.Event) -> None:
         self.version += 1
@@ -122,10 +137,19 @@ class BusinessState:
     def _(self, e: ev.PaymentLinkIssued) -> None:
         self.orders[e.order_id].live_link = Link(e.reference, e.url, e.amount)
         self.link_orders[e.reference] = e.order_id
+        self.link_requests.pop(e.reference, None)
 
     @_apply.register
     def _(self, e: ev.PaymentLinkVoided) -> None:
         self.orders[e.order_id].live_link = None
+
+    @_apply.register
+    def _(self, e: ev.PaymentLinkRequested) -> None:
+        self.link_requests[e.reference] = LinkRequest(e.order_id, e.amount, e.command_id)
+
+    @_apply.register
+    def _(self, e: ev.PaymentLinkFailed) -> None:
+        self.link_requests.pop(e.reference, None)
 
     @_apply.register
     def _(self, e: ev.PaymentReceived) -> None:

@@ -20,4 +20,5 @@ BLOCK_REASONS = (
     "unknown_customer", "unknown_product", "insufficient_stock", "credit_limit_exceeded",
     "unknown_order", "nothing_outstanding", "already_exists", "unknown_escalation", "already_closed",
     "amount_too_large", "unauthenticated", "not_approvable", "unknown_reference", "provider_event_reused",
+    "provider_unavailable", "provider_mismatch",
 )

@@ -23,7 +23,7 @@ from tests.builders import raw
 SHOP = "shop-1"
 STAMP = Stamp("2026-12-01T12:00:00.000000Z", "id-1")
 # The ids the stamp gives what a command creates.
-ORDER_ID, REFERENCE, ESCALATION_ID = STAMP.order_id, STAMP.reference, STAMP.escalation_id
+ORDER_ID, ESCALATION_ID = STAMP.order_id, STAMP.escalation_id
 _OWNER_TYPES = {"RegisterProduct", "Restock", "SetPrice", "RegisterCustomer", "SetCreditLimit", "SetCurrency",
                 "AcknowledgeEscalation", "CloseEscalation", "ApproveOrder"}
 

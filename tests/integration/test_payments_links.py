@@ -42,14 +42,15 @@ def test_a_payment_between_link_requests_voids_the_first_link(ledger, store):
 
     [again] = agent(ledger, payment_link(order_id))
 
-    voided, issued = appended(store, before)
+    requested, voided, issued = appended(store, before)
+    assert (requested.type, requested.reference, requested.amount) == ("PaymentLinkRequested", issued.reference, 45000)
     assert again["events"] == ["PaymentLinkVoided", "PaymentLinkIssued"]
     assert (voided.type, voided.reference, voided.amount) == ("PaymentLinkVoided", first["reference"], 90000)
     assert (issued.type, issued.amount) == ("PaymentLinkIssued", 45000)
     assert issued.reference != first["reference"]
     assert again["payment_link"] == {"reference": issued.reference, "url": issued.url, "amount": 45000}
     assert issued.url == ledger.provider.create_link(business_id="shop-1", order_id=order_id,
-                                                     reference=issued.reference, amount=45000)
+                                                     reference=issued.reference, amount=45000, currency=None)
 
 
 def test_a_payment_to_a_voided_link_is_recorded_against_its_order_and_flagged(ledger, store):

@@ -3,8 +3,9 @@ facts before rules, the order's checks in the contract's order, a link for what 
 from __future__ import annotations
 
 from ledger import events as ev
+from ledger.decide import link_reference
 from tests.builders import UNKNOWN, command, conflict, known, line, order, payment_link
-from tests.decided import (ORDER_ID, REFERENCE, a_customer, a_link, a_payment, a_product, an_order,
+from tests.decided import (ORDER_ID, a_customer, a_link, a_payment, a_product, an_order,
                            blocked, ctx, escalated, given, priced)
 
 RICE, BEANS = 45000, 3000
@@ -105,7 +106,7 @@ def test_a_link_for_an_order_not_in_the_business_is_unknown_order():
 def test_a_link_charges_what_is_still_owed():
     cmd = payment_link("ord-0")
     given(*SHOP, an_order("ord-0", "cust-1", "rice", 2, RICE), a_payment("ord-0", "cust-1", "lnk-0", 30000)).when(
-        cmd).then(ev.PaymentLinkIssued(**ctx(cmd), order_id="ord-0", reference=REFERENCE, url="", amount=60000))
+        cmd).then(ev.PaymentLinkIssued(**ctx(cmd), order_id="ord-0", reference=link_reference(cmd["business_id"], cmd["command_id"]), url="", amount=60000))
 
 
 def test_a_live_link_for_what_is_owed_is_sent_again_not_issued_twice():
@@ -120,7 +121,33 @@ def test_a_live_link_for_another_amount_is_voided_and_one_for_what_is_owed_issue
     given(*SHOP, an_order("ord-0", "cust-1", "rice", 2, RICE), a_link("ord-0", "lnk-0", 2 * RICE),
           a_payment("ord-0", "cust-1", "lnk-0", 10000)).when(cmd).then(
         ev.PaymentLinkVoided(**ctx(cmd), order_id="ord-0", reference="lnk-0", amount=2 * RICE),
-        ev.PaymentLinkIssued(**ctx(cmd), order_id="ord-0", reference=REFERENCE, url="", amount=80000))
+        ev.PaymentLinkIssued(**ctx(cmd), order_id="ord-0", reference=link_reference(cmd["business_id"], cmd["command_id"]), url="", amount=80000))
+
+
+def a_request(cmd: dict, order_id: str, amount: int) -> ev.PaymentLinkRequested:
+    return ev.PaymentLinkRequested(**ctx(cmd), order_id=order_id,
+                                   reference=link_reference(cmd["business_id"], cmd["command_id"]), amount=amount)
+
+
+def test_a_link_reference_is_the_same_each_time_its_command_is_decided_and_differs_between_commands():
+    first, again, other = payment_link("ord-0"), payment_link("ord-0"), payment_link("ord-0")
+    again["command_id"] = first["command_id"]
+    order = (*SHOP, an_order("ord-0", "cust-1", "rice", 2, RICE))
+    issued = [given(*order).when(cmd).events[-1].reference for cmd in (first, again, other)]
+    assert issued[0] == issued[1] != issued[2]
+
+
+def test_a_link_being_made_for_another_command_blocks_with_provider_unavailable():
+    owed, cmd = payment_link("ord-0"), payment_link("ord-0")
+    given(*SHOP, an_order("ord-0", "cust-1", "rice", 2, RICE), a_request(owed, "ord-0", 2 * RICE)).when(cmd).then(
+        blocked(cmd, "provider_unavailable", order_id="ord-0", why="link_in_progress"))
+
+
+def test_a_command_decided_again_while_its_own_link_is_owed_issues_that_same_link():
+    cmd = payment_link("ord-0")
+    given(*SHOP, an_order("ord-0", "cust-1", "rice", 2, RICE), a_request(cmd, "ord-0", 2 * RICE)).when(cmd).then(
+        ev.PaymentLinkIssued(**ctx(cmd), order_id="ord-0", reference=link_reference(cmd["business_id"], cmd["command_id"]),
+                             url="", amount=2 * RICE))
 
 
 def test_a_paid_order_has_nothing_outstanding():

@@ -18,7 +18,7 @@ CONTRACT_REASONS = [
     "malformed", "not_permitted", "command_id_reused", "unknown_facts", "conflicting_facts",
     "unknown_customer", "unknown_product", "insufficient_stock", "credit_limit_exceeded",
     "unknown_order", "nothing_outstanding", "already_exists", "unknown_escalation", "already_closed", "amount_too_large",
-    "unauthenticated", "not_approvable"]
+    "unauthenticated", "not_approvable", "provider_unavailable"]
 
 
 def contract_reasons() -> list[str]:
@@ -53,6 +53,7 @@ EXAMPLES = {
     "not_approvable": blocked("not_approvable", details={"escalation_id": "esc-1"}),
     "amount_too_large": blocked("amount_too_large", details={"field": "total", "limit": 2**53 - 1}),
     "unauthenticated": {"status": "rejected", "reason": "unauthenticated", "details": {"error": "unknown token"}},
+    "provider_unavailable": blocked("provider_unavailable", details={"order_id": "ord-1"}),
 }
 
 
