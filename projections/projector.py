@@ -23,6 +23,7 @@ from sqlalchemy.schema import CreateTable
 from ledger import bulk, events as ev, sql
 from ledger.store import Store
 from projections import blocks, businesses, checksum, escalations, intents, log_pages, orders
+from projections import paging  # noqa: F401  the indexes people's pages page over, created with the tables'
 from projections.log_pages import Entry
 from projections.rows import Int64, View, metadata
 
@@ -31,7 +32,8 @@ log = logging.getLogger("ledger.projections")
 PROJECTIONS = (intents, blocks, orders, escalations, businesses)
 TABLES: tuple[Table, ...] = tuple(t for p in PROJECTIONS for t in p.tables)
 # What the rows mean. A projector that finds another version stored rebuilds from the log.
-ROWS_VERSION = 3  # 2: proj_businesses (the currency), filled from the log's start; 3: blocks hold the facts as claimed
+# 4: the indexes of projections/paging.py, which a rebuild creates
+ROWS_VERSION = 4  # 2: proj_businesses (the currency), filled from the log's start; 3: blocks hold the facts as claimed
 VERSION = f"rows={ROWS_VERSION};intents={intents.INTENT_TABLE_VERSION}"
 tracker_name = "projections"
 page_events_max = 20_000

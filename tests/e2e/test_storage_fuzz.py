@@ -187,6 +187,9 @@ def the_reads_answer(db_url: str) -> None:
     assert json_lines(read("replay", "--db", db_url))[-1]["events"] == len(events)
 
 
+PAGES = ("/", "/api/queue", "/queue/items", "/blocks", "/intents", "/orders", "/customers", "/products")
+
+
 def the_web_pages_answer(db_url: str, *businesses: str) -> None:
     import aiohttp
 
@@ -203,7 +206,7 @@ def the_web_pages_answer(db_url: str, *businesses: str) -> None:
         try:
             async with aiohttp.ClientSession() as session:
                 for owner in owners:
-                    for path in ("/", "/api/queue", "/blocks", "/intents", "/orders"):
+                    for path in PAGES:
                         async with session.get(f"http://{host}:{port}{path}", allow_redirects=False,
                                                headers={"Authorization": f"Bearer {owner.token}"}) as r:
                             await r.read()
@@ -213,7 +216,7 @@ def the_web_pages_answer(db_url: str, *businesses: str) -> None:
             store.close()
         return statuses
 
-    assert asyncio.run(pages()) == [200] * 5 * len(owners)
+    assert asyncio.run(pages()) == [200] * len(PAGES) * len(owners)
 
 
 def test_every_hostile_text_gets_its_one_outcome_and_the_reads_still_answer(db_url):

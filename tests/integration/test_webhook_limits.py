@@ -198,4 +198,4 @@ def test_the_owner_sees_the_unsigned_count_on_the_blocks_page(store):
     status, html = asyncio.run(blocks_page())
 
     assert status == 200
-    assert re.search(r">2026-12-01T15:00:00Z</td><td[^>]*>1</td>", html)
+    assert re.search(r'datetime="2026-12-01T15:00:00Z">[^<]+</time></td><td[^>]*>1</td>', html)

@@ -1,9 +1,16 @@
-"""The page's buttons as owner commands: each click is one or two commands naming the person.
+"""The owner's clicks as owner commands naming the person, and what the page says after one.
 
 A command's id comes from the rendered form (its nonce) and what was typed, so a double
-click is a duplicate of the first (no second event), not a second command. **Raise limit
-to ...** is two commands, `SetCreditLimit` then `ApproveOrder`, each decided on its own:
-a raised limit stays raised if the approval is then blocked (say, stock ran out).
+click is a duplicate of the first (no second event), not a second command. Its last 8 hex
+digits are a digest of the business and the click's subject (an escalation, a customer, a
+product): the notice after the redirect (`?did=ID&on=SUBJECT`) is read from the outcomes
+the ledger recorded for those ids, and only for the subject the ids were made for. Nothing
+in the URL is shown as it is.
+
+**Raise limit and approve** only raises: a limit at or below the customer's current one is
+refused on the page (nothing is sent). It is `ApproveOrder` first and `SetCreditLimit`
+only once that approval is accepted, so a tab left open on an escalation closed elsewhere
+is answered `already_closed` and raises nothing.
 """
 from __future__ import annotations
 
@@ -11,9 +18,15 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from consumers.money import money, parse_money
+import orjson
+
 from consumers.http.web.auth import Owner
-from consumers.http.web.held import Held
+from consumers.http.web.words import reason as reason_words
+from consumers.money import money
+from ledger.store import Store
+
+web_source = "web"
+did_max = 4  # the most commands one click makes
 
 
 @dataclass(frozen=True)
@@ -28,63 +41,73 @@ ACTIONS = {
     "raise": Action("Raise limit and approve", "Raised the limit and approved", True),
     "acknowledge": Action("Acknowledge", "Acknowledged", False),
     "close": Action("Close with a note", "Closed", False),
-    "resolve": Action("Resolve", "Resolved", False),
     "dismiss": Action("Dismiss", "Dismissed", False),
 }
 
 
-class NotAnAction(ValueError):
-    """A form that says nothing the ledger could be asked (an amount that is not one)."""
+def tag(business: str, subject: str) -> str:
+    return hashlib.sha256(f"{business}\n{subject}".encode()).hexdigest()[:8]
 
 
-def _fact(value: Any) -> dict[str, Any]:
-    return {"status": "known", "value": value, "source": "web"}
+def command(owner: Owner, subject: str, kind: str, form: Mapping[str, str], **facts: Any) -> dict[str, Any]:
+    """One owner command naming the person, its id from the form's nonce, what was typed and
+    the subject's tag."""
+    key = "\n".join((owner.business_id, subject, kind, form.get("nonce", ""), str(sorted(facts.items()))))
+    digest = hashlib.sha256(key.encode()).hexdigest()[:24]
+    return {"command_id": f"web-{digest}{tag(owner.business_id, subject)}", "type": kind,
+            "business_id": owner.business_id, "agent_id": owner.name,
+            "facts": {name: {"status": "known", "value": value, "source": web_source}
+                      for name, value in facts.items() if value not in (None, "")}}
 
 
-def commands(owner: Owner, escalation_id: str, action: str, form: Mapping[str, str], held: Held | None,
-             currency: str | None) -> list[dict[str, Any]]:
-    nonce, note = form.get("nonce", ""), form.get("note", "").strip()
-
-    def command(kind: str, part: str, **facts: Any) -> dict[str, Any]:
-        key = "\n".join((owner.business_id, escalation_id, action, part, nonce, note, str(facts)))
-        return {"command_id": "web-" + hashlib.sha256(key.encode()).hexdigest()[:32], "type": kind,
-                "business_id": owner.business_id, "agent_id": owner.name,
-                "facts": {name: _fact(value) for name, value in facts.items() if value not in (None, "")}}
-
+def escalation_commands(owner: Owner, escalation_id: str, action: str, form: Mapping[str, str],
+                        note: str) -> list[dict[str, Any]]:
+    """The commands of a click on an escalation (not the raise's limit: `limit_command`)."""
     if action == "acknowledge":
-        return [command("AcknowledgeEscalation", "", escalation_id=escalation_id)]
-    if action in ("resolve", "dismiss", "close"):
+        return [command(owner, escalation_id, "AcknowledgeEscalation", form, escalation_id=escalation_id)]
+    if action in ("dismiss", "close"):
         resolution = "dismissed" if action == "dismiss" else "resolved"
-        return [command("CloseEscalation", "", escalation_id=escalation_id, resolution=resolution, note=note)]
-    approve = command("ApproveOrder", "approve", escalation_id=escalation_id, note=note)
-    if action == "approve":
-        return [approve]
-    limit = parse_money(form.get("credit_limit", ""), currency)
-    if held is None or limit is None:
-        raise NotAnAction("the new limit is not an amount" if held else "this escalation holds no order")
-    return [command("SetCreditLimit", "limit", customer_id=held.customer_id, credit_limit=limit), approve]
+        return [command(owner, escalation_id, "CloseEscalation", form, escalation_id=escalation_id,
+                        resolution=resolution, note=note)]
+    return [command(owner, escalation_id, "ApproveOrder", form, escalation_id=escalation_id, note=note)]
 
 
-def summary(action: str, escalation_id: str, outcomes: list[dict[str, Any]], currency: str | None) -> dict[str, str]:
-    """What the notice after the redirect says, as query parameters: the first outcome that did
-    not go through, else the last (an approval's order)."""
-    failed = next((o for o in outcomes if o["status"] != "accepted" and not o["duplicate"]), None)
-    last = failed or outcomes[-1]
-    word = "duplicate" if last["duplicate"] else last["status"]
-    done = {"done": action, "id": escalation_id, "outcome": word, "reason": last["reason"] or ""}
-    if last.get("order_id"):
-        done.update(order=last["order_id"], total=money(last["total"], currency))
-    return done
+def limit_command(owner: Owner, subject: str, form: Mapping[str, str], customer_id: str, limit: int) -> dict[str, Any]:
+    return command(owner, subject, "SetCreditLimit", form, customer_id=customer_id, credit_limit=limit)
 
 
-def notice(query: Mapping[str, str]) -> str | None:
-    action, escalation_id, outcome = query.get("done"), query.get("id"), query.get("outcome")
-    if action not in ACTIONS or not escalation_id:
+def refuse_raise(new_limit: int, current: int, currency: str | None) -> str | None:
+    """Why a raise to `new_limit` is refused on the page, or None when it is a raise."""
+    if new_limit <= current:
+        return (f"The new limit must be above the current one ({money(current, currency)}): "
+                f"this button only raises. To approve without raising, use Approve order.")
+    return None
+
+
+def did(query: Mapping[str, Any], business: str) -> tuple[list[str], str] | None:
+    """The command ids a notice is about, and their subject, if the ids were made for it."""
+    subject = query.get("on", "")
+    ids = query.getall("did", []) if hasattr(query, "getall") else [query.get("did", "")]
+    ids = [i for i in ids if isinstance(i, str) and i][:did_max]
+    if not ids or not isinstance(subject, str) or not all(i.endswith(tag(business, subject)) for i in ids):
         return None
-    said = ACTIONS[action].done
-    if outcome == "accepted":
-        placed = f": order {query['order']} placed for {query.get('total', '')}" if query.get("order") else ""
-        return f"{said} {escalation_id}{placed}."
-    if outcome == "duplicate":
-        return f"{escalation_id}: that click was already recorded."
-    return f"{escalation_id} was not {said.lower()}: {query.get('reason') or outcome}."
+    return ids, subject
+
+
+def recorded(store: Store, business: str, ids: list[str]) -> list[dict[str, Any]]:
+    """The outcomes the ledger recorded for these command ids, in their order (ids it has no
+    outcome for are left out)."""
+    found = store.claims_for("command", business, ids)
+    return [orjson.loads(found[i].outcome) for i in ids if i in found]
+
+
+def refused(outcomes: list[dict[str, Any]]) -> str | None:
+    """What the first outcome that did not go through says, in words."""
+    failed = next((o for o in outcomes if o["status"] != "accepted"), None)
+    if failed is None:
+        return None
+    return f"Not done: {reason_words(failed['reason']).lower()}."
+
+
+def redirect_query(commands: list[dict[str, Any]], subject: str) -> list[tuple[str, str]]:
+    return [("did", c["command_id"]) for c in commands] + [("on", subject)]

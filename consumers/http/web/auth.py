@@ -100,6 +100,10 @@ class Auth:
                 found = owner
         return found
 
+    def named(self, business_id: str, name: str) -> Owner | None:
+        """The owner of this business by this name (whom a stored sign-in link names)."""
+        return next((o for _, o in self._owners if (o.business_id, o.name) == (business_id, name)), None)
+
     def sign_in_code(self, owner: Owner) -> str:
         """A code for a one-time sign-in link (`?token=CODE`): it signs `owner` in once."""
         code = secrets.token_urlsafe(24)
