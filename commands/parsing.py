@@ -39,7 +39,8 @@ class Rejection:
 
 @dataclass(frozen=True)
 class NotPermitted:
-    """A readable command of a type the door does not take."""
+    """A readable command this door does not take from its sender; `details["why"]` says which
+    way (CONTRACT 6: a type of the other door here, or, at the agent door, a token's limits)."""
     command_id: str
     type: str
     business_id: str
@@ -48,6 +49,11 @@ class NotPermitted:
     turn_id: str | None = None
     reason: str = "not_permitted"
     claimed: dict[str, Any] | None = field(default=None, repr=False)  # facts as readable: see readable_facts
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+# Why a type is not taken at a door: it is the other door's.
+WRONG_DOOR = {"agent": "owner_command_at_agent_door", "owner": "agent_command_at_owner_door"}
 
 
 @dataclass(frozen=True)

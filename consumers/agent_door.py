@@ -8,29 +8,38 @@ send: `not_permitted`, recorded in the token's own business, never in the one it
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from commands.parsing import NotPermitted, Oversized, Parsed, Rejection, excerpt, parse
 from consumers.kafka.topics import TOKEN_HEADER
-from ledger.agents import Agent, AgentKeys
+from ledger.agents import Agent
+from ledger.principals import Keys
 from ledger.refused import fault
 
 Item = Parsed | NotPermitted | Rejection
 
 
+def is_token_header(key: Any) -> bool:
+    """`ledger-token` in any case: Kafka's header names are case-sensitive, HTTP's habits are not."""
+    return isinstance(key, str) and key.lower() == TOKEN_HEADER
+
+
 def header(headers: Sequence[tuple[str, Any]] | None) -> Any:
-    """The last `ledger-token` header's value, or None."""
+    """The last `ledger-token` header's value (its name in any case), or None."""
     found = None
     for key, value in headers or ():
-        if key == TOKEN_HEADER:
+        if is_token_header(key):
             found = value
     return found
 
 
-def admit(keys: AgentKeys, messages: Sequence[tuple[Any, bytes | Rejection | Oversized]]) -> list[Item]:
-    """(token header, value) pairs in, the door's reading of each out, in order. The tokens
-    are read again first when they changed: a revocation counts from the next batch."""
+def admit(keys: Keys, messages: Sequence[tuple[Any, bytes | Rejection | Oversized]],
+          check: Callable[[Any, bytes | Rejection | Oversized], Item] | None = None) -> list[Item]:
+    """(token header, value) pairs in, the door's reading of each out, in order: `check` (the
+    agent door's, unless another door gives its own) reads each with its token's principal.
+    The tokens are read again first when they changed: a revocation counts from the next batch."""
+    check = check or _admit
     keys.refresh()
     # A batch holds few distinct tokens: each is hashed and looked up once. (Filled from this
     # batch's own headers only, so it tells nothing about the stored tokens.)
@@ -39,7 +48,7 @@ def admit(keys: AgentKeys, messages: Sequence[tuple[Any, bytes | Rejection | Ove
     for token, value in messages:
         token = bytes(token) if isinstance(token, (bytearray, memoryview)) else token
         try:
-            items.append(_admit(agents[token] if token in agents else agents.setdefault(token, keys.find(token)), value))
+            items.append(check(agents[token] if token in agents else agents.setdefault(token, keys.find(token)), value))
         except Exception as exc:  # a fault of ours on one message: its rejection, not the batch's failure
             items.append(value if isinstance(value, Rejection) else fault(value, exc))
     return items

@@ -169,7 +169,8 @@ async def main_async(args: argparse.Namespace, say: Callable[[str], None]) -> li
         ledger.handle(shop_commands(), "owner")
         return await conversation(LedgerTools.embedded(ledger), catalog, say)
     from consumers.agent.client import LedgerClient
-    async with LedgerClient(args.bootstrap, token=os.environ.get("LEDGER_AGENT_TOKEN")) as client:
+    async with LedgerClient(args.bootstrap, token=os.environ.get("LEDGER_AGENT_TOKEN"),
+                            owner_token=os.environ.get("LEDGER_OWNER_TOKEN")) as client:
         for raw in shop_commands():
             await client.submit(orjson.loads(raw), admin=True)
         actions = await conversation(LedgerTools.kafka(client), catalog, say)

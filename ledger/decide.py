@@ -70,7 +70,7 @@ def _blocked(ctx: dict[str, Any], command_type: str, blocked: Blocked) -> ev.Com
 
 
 def refuse(command: NotPermitted, stamp: Stamp) -> list[ev.Event]:
-    return block(command, stamp, Blocked("not_permitted"))
+    return block(command, stamp, Blocked("not_permitted", details=dict(command.details)))
 
 
 def reject(rejection: Rejection, stamp: Stamp) -> list[ev.Event]:

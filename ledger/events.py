@@ -224,6 +224,21 @@ class AgentRevoked(Event):
     """The agent's token opens no door from the next batch on."""
 
 
+# --- owners ------------------------------------------------------------------
+
+@dataclass(frozen=True, kw_only=True)
+class OwnerRegistered(Event):
+    """The business let the person `name` act as its owner (the Kafka owner's door, `ledger
+    web`). Their token is never here, not even hashed."""
+    name: str  # who the owner is: the web's commands name them as their `agent_id`
+
+
+@dataclass(frozen=True, kw_only=True)
+class OwnerRevoked(Event):
+    """The owner's token opens no door from the next batch on, and their web sessions end."""
+    name: str  # the owner whose token it was
+
+
 # --- construction ------------------------------------------------------------
 
 _UNSET = object()  # a field with a default factory that was not given

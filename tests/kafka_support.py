@@ -20,7 +20,8 @@ from aiokafka.structs import ConsumerRecord
 from sqlalchemy import create_engine, func, select
 
 from consumers.kafka.offsets import offsets
-from consumers.kafka.topics import Topics, create_topics
+from consumers.kafka.topics import CORRELATION_HEADER, TOKEN_HEADER, Topics, create_topics
+from ledger.store import Store
 from tests import builders as b
 from tests.conftest import _fresh_pg
 from tests.process import LEDGER
@@ -52,12 +53,13 @@ class Serve:
     """`ledger serve` as a subprocess, stopped by SIGTERM or killed by SIGKILL, by its PID."""
 
     def __init__(self, bootstrap: str, db: str, topics: Topics, group: str, log_dir: Path, name: str = "serve",
-                 options: Iterable[str] = (), tokens: bool = False):
-        # Without `tokens` the agent door is open: most tests are about something else than
-        # agents' identity (tests/e2e/test_kafka_agent_door.py and the SQLite one use tokens).
+                 options: Iterable[str] = (), tokens: bool = False, owners: bool = False):
+        # Without `tokens` the agent door is open, without `owners` the owner's: most tests are
+        # about something else than identity (tests/e2e/test_kafka_agent_door.py,
+        # test_kafka_owner_door.py and a few others check tokens).
         self.argv = [LEDGER, "serve", "--bootstrap-servers", bootstrap, "--db", db, "--group", group,
                      "--session-timeout-ms", str(session_timeout_ms), *topic_args(topics), *options,
-                     *([] if tokens else ["--open-agent-door"])]
+                     *([] if tokens else ["--open-agent-door"]), *([] if owners else ["--open-owner-door"])]
         self.log_dir, self.name, self.runs = log_dir, name, 0
         self.proc: subprocess.Popen | None = None
 
@@ -110,10 +112,48 @@ def applied(db: str, group: str) -> int:
 
 def agent_token(db: str, business: str, agent: str = "bot", *commands: str) -> str:
     """`ledger agents add`: the new agent's token."""
-    argv = [LEDGER, "agents", "add", "--db", db, "--business", business, "--agent", agent]
-    done = subprocess.run(argv + (["--commands", ",".join(commands)] if commands else []),
+    return _token(db, "agents", business, "--agent", agent, *(["--commands", ",".join(commands)] if commands else []))
+
+
+def owner_token(db: str, business: str, name: str = "ada") -> str:
+    """`ledger owners add`: the new owner's token."""
+    return _token(db, "owners", business, "--name", name)
+
+
+def _token(db: str, kind: str, business: str, *argv: str) -> str:
+    done = subprocess.run([LEDGER, kind, "add", "--db", db, "--business", business, *argv],
                           capture_output=True, check=True, timeout=60)
     return orjson.loads(done.stdout)["token"]
+
+
+def logged(db: str) -> list:
+    """Every event in the ledger at `db`, in order."""
+    store = Store(db)
+    try:
+        return [e for _, e in store.notifications()]
+    finally:
+        store.close()
+
+
+def send_and_await(bootstrap: str, topic: str, outcomes: str, value: bytes, token: str | bytes | None,
+                   header: str = TOKEN_HEADER) -> dict[str, Any]:
+    """Produce one message with this token header (bytes or str as is; None: none) and await its outcome."""
+    correlation = uuid.uuid4().hex.encode()
+    headers = [(CORRELATION_HEADER, correlation)]
+    if token is not None:
+        headers.append((header, token.encode() if isinstance(token, str) else token))
+
+    async def go() -> None:
+        producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all")
+        await producer.start()
+        try:
+            await producer.send_and_wait(topic, value, headers=headers)
+        finally:
+            await producer.stop()
+    asyncio.run(go())
+    mine = lambda rs: [r for r in rs if (CORRELATION_HEADER, correlation) in r.headers]
+    [record] = mine(read_topic(bootstrap, outcomes, until=lambda rs: bool(mine(rs)), settle_s=0))
+    return orjson.loads(record.value)
 
 
 def wait_until(condition, timeout_s: float, what: str, interval_s: float = 0.1) -> None:

@@ -33,11 +33,14 @@ Command = Mapping[str, Any] | bytes | str
 
 
 class LedgerClient:
-    def __init__(self, bootstrap: str | None = None, topics: Topics | None = None, token: str | None = None):
+    def __init__(self, bootstrap: str | None = None, topics: Topics | None = None, token: str | None = None,
+                 owner_token: str | None = None):
         self.bootstrap = bootstrap_servers(bootstrap)
         self.topics = topics or Topics()
-        # The agent's token (`ledger agents add`), on every agent command: serve checks it.
+        # The agent's token (`ledger agents add`) on every agent command, the owner's (`ledger
+        # owners add`) on every owner command: serve checks them.
         self._token = [(TOKEN_HEADER, token.encode())] if token else []
+        self._owner_token = [(TOKEN_HEADER, owner_token.encode())] if owner_token else []
         self._waiting: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._by_command: dict[str, list[str]] = {}  # command_id -> correlation ids waiting
         self._producer: AIOKafkaProducer | None = None
@@ -104,7 +107,7 @@ class LedgerClient:
         future.add_done_callback(lambda _: self._forget(correlation, command_id))
         business_id = head.get("business_id")
         key = business_id.encode() if isinstance(business_id, str) and business_id else None
-        headers = [(CORRELATION_HEADER, correlation.encode()), *([] if admin else self._token),
+        headers = [(CORRELATION_HEADER, correlation.encode()), *(self._owner_token if admin else self._token),
                    *([(OVERSIZED_HEADER, b"%d" % oversized)] if oversized is not None else [])]
         delivery = await self._producer.send(self.topics.admin if admin else self.topics.commands, raw, key=key,
                                              headers=headers)

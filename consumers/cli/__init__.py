@@ -13,14 +13,14 @@ from collections.abc import Iterator
 
 from consumers.cli import (audit, demo, dev, docs, doors, export, fuzz, kafka, logs, lookups, notify, payments, tools,
                            verify, web)
-from consumers.cli import agents, mcp  # CONTRACT 13: agents' identity, the MCP door
+from consumers.cli import agents, mcp, owners  # CONTRACT 13: agents' and owners' identity, the MCP door
 from consumers.cli import whatif  # what if: the log decided again under other facts or rules
 from consumers.cli.common import Failed, UsageError
 from consumers.cli.extras import MissingExtra, missing_extra
 from ledger.payments import PaymentConfigError
 
 SUBCOMMANDS = [doors, lookups, demo, tools, audit, payments, kafka, fuzz, notify, web, dev, verify, export, docs]
-SUBCOMMANDS += [agents, mcp, whatif]
+SUBCOMMANDS += [agents, mcp, owners, whatif]
 
 
 def parser() -> argparse.ArgumentParser:

@@ -29,13 +29,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     ls.set_defaults(run=_list)
 
 
-def _ids(args: argparse.Namespace) -> None:
+def check_ids(*options: tuple[str, str]) -> None:
+    """(option, value) pairs that must be ids (CONTRACT 11), else a usage error."""
     from commands.limits import id_chars_max
     from commands.models import is_id
 
-    for option, value in (("--business", args.business), ("--agent", args.agent)):
+    for option, value in options:
         if not is_id(value):
             raise UsageError(f"{option}: 1..{id_chars_max} characters, no control characters, not only white space")
+
+
+def _ids(args: argparse.Namespace) -> None:
+    check_ids(("--business", args.business), ("--agent", args.agent))
 
 
 def _add(args: argparse.Namespace) -> int:
@@ -68,11 +73,15 @@ def _revoke(args: argparse.Namespace) -> int:
 def _list(args: argparse.Namespace) -> int:
     from ledger.agents import listed
 
-    rows = listed(open_store(args, create=False), args.business)
+    return print_rows(args, listed(open_store(args, create=False), args.business), "agent_id")
+
+
+def print_rows(args: argparse.Namespace, rows: list[dict], key: str) -> int:
+    """`list`'s rows: JSON Lines, or an aligned table with --table."""
     if args.table:
         from consumers.cli.table import print_table
 
-        print_table(rows, ["business_id", "agent_id", "status", "registered_at", "revoked_at"])
+        print_table(rows, ["business_id", key, "status", "registered_at", "revoked_at"])
     else:
         for row in rows:
             emit(row)

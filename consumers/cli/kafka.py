@@ -46,6 +46,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--metrics", metavar="HOST:PORT", help="serve GET /healthz and GET /metrics (Prometheus) there")
     s.add_argument("--open-agent-door", action="store_true",
                    help="take agent commands without checking their ledger-token header: local trials only")
+    s.add_argument("--open-owner-door", action="store_true",
+                   help="take owner commands (ledger.admin) without checking their ledger-token header: "
+                        "anyone who reaches the broker owns every business; local trials only")
     s.set_defaults(run=serve)
 
     t = sub.add_parser("submit", help="produce commands to the agent topic, print their outcomes in input order")
@@ -53,7 +56,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     t.add_argument("--admin", action="store_true", help="to the owner door's topic")
     t.add_argument("--timeout", type=float, default=default_timeout_s, metavar="SECONDS",
                    help=f"how long to wait for outcomes after the last command is sent (default {default_timeout_s:g})")
-    t.add_argument("--token", help="the agent's token, sent in the ledger-token header (else $LEDGER_AGENT_TOKEN)")
+    t.add_argument("--token", help="the token sent in the ledger-token header: the agent's (else $LEDGER_AGENT_TOKEN), "
+                                   "or with --admin the owner's (`ledger owners add`; else $LEDGER_OWNER_TOKEN)")
     _add_kafka(t)
     t.set_defaults(run=submit)
 
@@ -84,10 +88,11 @@ def serve(args: argparse.Namespace) -> int:
             raise UsageError(f"--{option}: {exc}") from exc
     if not os.environ.get("LEDGER_LOG_LEVEL"):
         log.setLevel(logging.INFO)  # an operator wants to see assignments, retries and progress
-    if args.open_agent_door:
-        print("ledger: WARNING: --open-agent-door: agent commands are taken WITHOUT checking their token;"
-              " anyone who can produce to the topic can act for any business. For local trials only.",
-              file=sys.stderr, flush=True)
+    for door, option in (("agent", args.open_agent_door), ("owner", args.open_owner_door)):
+        if option:
+            print(f"ledger: WARNING: --open-{door}-door: {door} commands are taken WITHOUT checking their token;"
+                  " anyone who can produce to the topic can act for any business. For local trials only.",
+                  file=sys.stderr, flush=True)
     return asyncio.run(_serve(args))
 
 
@@ -104,7 +109,7 @@ async def _serve(args: argparse.Namespace) -> int:
         return _stopped(f"stopped before the topics on {bootstrap} could be checked")
     server = Server(ledger, ServeConfig(bootstrap=bootstrap, group=args.group, topics=topics,
                                         session_timeout_ms=args.session_timeout_ms, fetch_wait_ms=args.fetch_wait_ms,
-                                        open_agent_door=args.open_agent_door))
+                                        open_agent_door=args.open_agent_door, open_owner_door=args.open_owner_door))
     runners: list = []
     try:
         await _start_http(args, ledger, server, runners)
@@ -192,8 +197,9 @@ def submit(args: argparse.Namespace) -> int:
 async def _submit(args: argparse.Namespace, lines: list[tuple[int, bytes]]) -> int:
     from consumers.agent.client import LedgerClient
 
-    token = args.token or os.environ.get("LEDGER_AGENT_TOKEN")
-    async with LedgerClient(args.bootstrap_servers, _topics(args), token=None if args.admin else token) as client:
+    token = args.token or os.environ.get("LEDGER_OWNER_TOKEN" if args.admin else "LEDGER_AGENT_TOKEN")
+    tokens = {"owner_token" if args.admin else "token": token}
+    async with LedgerClient(args.bootstrap_servers, _topics(args), **tokens) as client:
         futures = [await client.send(raw, admin=args.admin) for _, raw in lines]
         loop = asyncio.get_running_loop()
         deadline = loop.time() + args.timeout

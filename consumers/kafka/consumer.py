@@ -31,6 +31,7 @@ from consumers.kafka.topics import Topics, default_group, fetch_wait_ms_default
 from consumers.kafka.writer import Writer
 from ledger import bulk
 from ledger.agents import AgentKeys
+from ledger.owners import OwnerKeys
 from ledger.retry import any_failure, retrying_async
 from ledger.service import Ledger
 from ledger.store import Store
@@ -52,6 +53,7 @@ class ServeConfig:
     poll_records_max: int = 2000  # a burst's batch: one transaction, claims query and outbox publish (docs/kafka.md)
     fetch_wait_ms: int = fetch_wait_ms_default
     open_agent_door: bool = False  # agents' tokens unchecked: for local trials only
+    open_owner_door: bool = False  # owners' tokens unchecked: for local trials only
 
 
 class Server:
@@ -72,8 +74,9 @@ class Server:
         # would compete with every next command for the cores.
         self.relay_wakes = Coalesced(self.projections.wake, relay_wake_interval_s)
         self.publisher = Publisher(self.store, config.group, published=self.relay_wakes)
-        self.writer = Writer(ledger, config.topics, config.group, self.progress, self.publisher,
-                             None if config.open_agent_door else AgentKeys(self.store))
+        keys = {**({} if config.open_agent_door else {"agent": AgentKeys(self.store)}),
+                **({} if config.open_owner_door else {"owner": OwnerKeys(self.store)})}
+        self.writer = Writer(ledger, config.topics, config.group, self.progress, self.publisher, keys)
 
     async def run(self, stop: asyncio.Event) -> None:
         """Serve until `stop` is set; then finish the batch in hand and hand over cleanly."""

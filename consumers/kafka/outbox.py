@@ -131,9 +131,9 @@ def fitting_outcome(outcome: Mapping[str, Any], value: bytes, key: bytes | None,
 
 
 def dlq_copy(dlq: str, record: ConsumerRecord, ours: Headers) -> Message:
-    """The command message as it came (its token left out) with `ours` headers; or, where that
+    """The command message as it came (its token left out, the header's name in any case) with `ours` headers; or, where that
     would be over `message_bytes_max`, its value's head, our headers and TRUNCATED_HEADER."""
-    headers = [*((n, v) for n, v in record.headers or () if n != TOKEN_HEADER), *ours]
+    headers = [*((n, v) for n, v in record.headers or () if n.lower() != TOKEN_HEADER), *ours]
     value = record.value or b""
     whole = message_bytes(record.key, value, headers)
     if whole <= message_bytes_max:

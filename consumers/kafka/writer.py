@@ -14,12 +14,12 @@ from concurrent.futures import ThreadPoolExecutor
 from aiokafka import TopicPartition
 from aiokafka.structs import ConsumerRecord
 
-from consumers import agent_door
+from consumers import agent_door, owner_door
 from consumers.kafka import offsets, outbox, unreadable
 from consumers.kafka.progress import Progress, read_stored
 from consumers.kafka.publisher import Publisher
 from consumers.kafka.topics import Topics
-from ledger.agents import AgentKeys
+from ledger.principals import Keys
 from ledger import bulk
 from ledger.retry import any_failure, retrying_async
 from ledger.service import Ledger
@@ -32,9 +32,10 @@ Statements = Callable[[list[dict]], tuple[list[Statement], list[outbox.Owed]]]
 
 class Writer:
     def __init__(self, ledger: Ledger, topics: Topics, group: str, progress: Progress, publisher: Publisher,
-                 agent_keys: AgentKeys | None):
+                 keys: dict[str, Keys]):
         self.ledger, self.topics, self.group = ledger, topics, group
-        self.progress, self.publisher, self.agent_keys = progress, publisher, agent_keys
+        # Each door's principals by token hash; a door missing here is open (--open-agent-door, --open-owner-door).
+        self.progress, self.publisher, self.keys = progress, publisher, keys
         self.applied_count = 0
         # Every batch is applied on this one thread: glibc gives each thread that allocates an
         # arena of its own, which keeps what a batch freed for that thread's next batches.
@@ -78,13 +79,15 @@ class Writer:
         return True
 
     def _handle(self, records: list[ConsumerRecord], door: str, statements: Statements) -> list[outbox.Owed]:
-        """On the writer thread. On the agent's door each command is first checked against its
-        agent's token."""
+        """On the writer thread. Each command is first checked against its sender's token, on
+        either door (unless it was opened for a trial)."""
         values = [unreadable.raw(r) for r in records]
         with bulk.paused():  # the whole batch: see ledger/bulk.py
-            if door == "agent" and self.agent_keys is not None:
+            keys = self.keys.get(door)
+            if keys is not None:
                 tokens = [agent_door.header(r.headers) for r in records]
-                items = agent_door.admit(self.agent_keys, list(zip(tokens, values)))
+                admit = agent_door.admit if door == "agent" else owner_door.admit
+                items = admit(keys, list(zip(tokens, values)))
                 return self.ledger.handle_items(items, values, door, statements).extra
             return self.ledger.handle(values, door, statements).extra
 

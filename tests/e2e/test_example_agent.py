@@ -70,7 +70,10 @@ def test_the_example_agent_talks_to_ledger_serve_through_kafka(tmp_path):
     url = f"sqlite:///{tmp_path}/k.db"
     added = subprocess.run([sys.executable, "-c", LEDGER, "agents", "add", "--db", url, "--business",
                             "mama-put-wholesale", "--agent", "example-agent"], capture_output=True, check=True)
-    env = {**os.environ, "LEDGER_AGENT_TOKEN": json.loads(added.stdout)["token"]}  # serve checks it
+    owner = subprocess.run([sys.executable, "-c", LEDGER, "owners", "add", "--db", url, "--business",
+                            "mama-put-wholesale", "--name", "ada"], capture_output=True, check=True)
+    env = {**os.environ, "LEDGER_AGENT_TOKEN": json.loads(added.stdout)["token"],  # serve checks both
+           "LEDGER_OWNER_TOKEN": json.loads(owner.stdout)["token"]}
     with broker.running_broker(str(tmp_path / "broker.log")) as bootstrap:
         serve = subprocess.Popen([sys.executable, "-c", LEDGER, "serve", "--create-topics",
                                   "--bootstrap-servers", bootstrap, "--db", url],

@@ -8,13 +8,11 @@ import uuid
 
 import orjson
 import pytest
-from aiokafka import AIOKafkaProducer
 
 from consumers.agent.client import LedgerClient
-from consumers.kafka.topics import CORRELATION_HEADER, TOKEN_HEADER
-from ledger.store import Store
 from tests import builders as b
-from tests.kafka_support import LEDGER, Serve, agent_token, new_topics, read_topic, setup_commands
+from tests.kafka_support import (LEDGER, Serve, agent_token, logged, new_topics, read_topic, send_and_await,
+                                 setup_commands)
 
 pytestmark = pytest.mark.kafka
 
@@ -34,29 +32,11 @@ class Door:
 
     def send(self, value: bytes, token, admin: bool = False) -> dict:
         """Produce one message with this ledger-token header (bytes or str as is; None: none) and await its outcome."""
-        correlation = uuid.uuid4().hex.encode()
-        headers = [(CORRELATION_HEADER, correlation)]
-        if token is not None:
-            headers.append((TOKEN_HEADER, token.encode() if isinstance(token, str) else token))
-
-        async def go() -> None:
-            producer = AIOKafkaProducer(bootstrap_servers=self.bootstrap, acks="all")
-            await producer.start()
-            try:
-                await producer.send_and_wait(self.topics.admin if admin else self.topics.commands, value, headers=headers)
-            finally:
-                await producer.stop()
-        asyncio.run(go())
-        mine = lambda rs: [r for r in rs if (CORRELATION_HEADER, correlation) in r.headers]
-        [record] = mine(read_topic(self.bootstrap, self.topics.outcomes, until=lambda rs: bool(mine(rs)), settle_s=0))
-        return orjson.loads(record.value)
+        return send_and_await(self.bootstrap, self.topics.admin if admin else self.topics.commands,
+                              self.topics.outcomes, value, token)
 
     def log(self):
-        store = Store(self.db)
-        try:
-            return [e for _, e in store.notifications()]
-        finally:
-            store.close()
+        return logged(self.db)
 
 
 @pytest.fixture(scope="module")
