@@ -2,8 +2,8 @@
 them, at today's prices and stock, and what the customer owed and was allowed at the block
 beside what they owe and are allowed now.
 
-The block is the nearest credit-limit block before the escalation in the business's rows:
-a `credit_limit_exceeded` block appends its `EscalationRaised` right after its
+The block is the credit-limit block just before the escalation in the log: a
+`credit_limit_exceeded` block appends its `EscalationRaised` right after its
 `CommandBlocked`, so no other block of that business can come between them. What an
 approval would place is decided by the ledger, not here: this is only what it shows.
 """
@@ -58,31 +58,53 @@ class Held:
         return max(self.limit_needed, self.credit_limit)
 
 
-def block_of(conn: Connection, business: str, escalation_position: int) -> Any:
-    return conn.execute(select(blocks.c.facts, blocks.c.details).where(
-        blocks.c.business_id == business, blocks.c.position < escalation_position,
-        blocks.c.reason == "credit_limit_exceeded").order_by(blocks.c.position.desc()).limit(1)).first()
+def _blocks(conn: Connection, business: str, positions: list[int]) -> dict[int, Any]:
+    """The block behind each escalation (by the escalation's position): the one just before
+    it, read in one query; the nearest before it for any other (a log written otherwise)."""
+    t = blocks
+    query = select(t.c.position, t.c.facts, t.c.details).where(t.c.business_id == business,
+                                                               t.c.reason == "credit_limit_exceeded")
+    found = {r.position + 1: r for r in conn.execute(query.where(t.c.position.in_([p - 1 for p in positions])))}
+    for p in positions:
+        if p not in found:
+            found[p] = conn.execute(query.where(t.c.position < p).order_by(t.c.position.desc()).limit(1)).first()
+    return found
 
 
-def held_order(conn: Connection, business: str, escalation_position: int) -> Held | None:
-    block = block_of(conn, business, escalation_position)
-    facts = (block.facts or {}) if block is not None else {}
-    customer_id, lines, note = (_known(facts, n) for n in ("customer_id", "lines", "note"))
-    if not isinstance(customer_id, str) or not isinstance(lines, list):
-        return None
-    skus = sorted({line["sku"] for line in lines})
+def held_orders(conn: Connection, business: str, positions: list[int]) -> dict[int, Held]:
+    """The order held by each credit-limit escalation (by its position), priced now: a few
+    queries for a page of them, not a few each."""
+    if not positions:
+        return {}
+    claimed = {}
+    for position, block in _blocks(conn, business, positions).items():
+        facts = (block.facts or {}) if block is not None else {}
+        customer_id, lines, note = (_known(facts, n) for n in ("customer_id", "lines", "note"))
+        if isinstance(customer_id, str) and isinstance(lines, list):
+            claimed[position] = (customer_id, lines, note, block.details or {})
+    skus = sorted({line["sku"] for _, lines, _, _ in claimed.values() for line in lines})
     products = {r.sku: r for r in conn.execute(select(stock.c.sku, stock.c.name, stock.c.unit_price, stock.c.available)
                                                .where(stock.c.business_id == business, stock.c.sku.in_(skus)))}
-    customer = conn.execute(select(customers.c.name, customers.c.credit_limit, customers.c.exposure).where(
-        customers.c.business_id == business, customers.c.customer_id == customer_id)).first()
+    ids = sorted({c[0] for c in claimed.values()})
+    people = {r.customer_id: r for r in conn.execute(select(
+        customers.c.customer_id, customers.c.name, customers.c.credit_limit, customers.c.exposure).where(
+        customers.c.business_id == business, customers.c.customer_id.in_(ids)))}
+    return {position: _held(customer_id, lines, note, details, people.get(customer_id), products)
+            for position, (customer_id, lines, note, details) in claimed.items()}
+
+
+def _held(customer_id: str, lines: list, note: Any, details: dict, customer: Any, products: dict) -> Held:
     held_lines = []
     for line in lines:
         p = products.get(line["sku"])
         held_lines.append(HeldLine(line["sku"], p and p.name, line["quantity"], p and p.unit_price, p and p.available))
-    details = block.details or {}
     return Held(customer_id, customer and customer.name, held_lines, customer.exposure if customer else 0,
                 customer.credit_limit if customer else 0, _amount(details.get("exposure")),
                 _amount(details.get("credit_limit")), note if isinstance(note, str) else None)
+
+
+def held_order(conn: Connection, business: str, escalation_position: int) -> Held | None:
+    return held_orders(conn, business, [escalation_position]).get(escalation_position)
 
 
 def _amount(value: Any) -> int | None:

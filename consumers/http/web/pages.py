@@ -3,7 +3,8 @@
 Only the turn behind an escalation is read from the log itself: the projections keep no
 accepted command's content (the reply that promised a call back), and a person judging a
 false positive needs exactly that. It is read from the business's own stream, from the
-turn's first event (its intents row says where) up to the escalation: a few rows, not a scan.
+turn's first event (its intents row says where) up to the escalation: a few rows, not a scan,
+for a whole page at once.
 """
 from __future__ import annotations
 
@@ -11,10 +12,10 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, tuple_
 from sqlalchemy.engine import Connection
 
-from consumers.http.web.held import Held, held_order
+from consumers.http.web.held import Held, held_order, held_orders
 from ledger import events as ev
 from ledger.store import Store
 from projections.businesses import currencies
@@ -24,6 +25,7 @@ from projections.orders import customers, orders as proj_orders
 from projections.paging import Page, keyset, merged
 
 QUEUE_STATUSES = ("open", "acknowledged")   # still someone's to deal with
+turn_positions_max = 200  # how far before its escalation a turn's events are looked for
 ENVELOPE = ("business_id", "command_id", "recorded_at", "agent_id", "conversation_id", "turn_id")
 # The command type behind an accepted command's first event (blocks and rejections name theirs).
 _COMMAND_OF = {"OrderPlaced": "PlaceOrder", "PaymentLinkIssued": "IssuePaymentLink",
@@ -86,10 +88,10 @@ def waiting(conn: Connection, business: str) -> int:
 
 def queue(store: Store, conn: Connection, business: str, cursor: int | None = None, back: bool = False) -> Queue:
     page = queue_page(conn, business, cursor, back)
-    items = [Item(r, turn(store, conn, business, r)) for r in page.rows]
+    items = [Item(r, c) for r, c in zip(page.rows, turns(store, conn, business, page.rows))]
+    held = held_orders(conn, business, [i.row["position"] for i in items if i.row["cause"] == "credit_limit"])
     for item in items:
-        if item.row["cause"] == "credit_limit":
-            item.held = held_order(conn, business, item.row["position"])
+        item.held = held.get(item.row["position"])
     return Queue(items, page, waiting(conn, business))
 
 
@@ -103,19 +105,24 @@ def currency(conn: Connection, business: str) -> str | None:
     return currencies(conn, [business]).get(business)
 
 
-def turn(store: Store, conn: Connection, business: str, row: dict[str, Any]) -> list[TurnCommand]:
-    conversation, turn_id = row["conversation_id"], row["turn_id"]
-    if conversation is None or turn_id is None:
-        return []
-    start = conn.execute(select(intents.c.position).where(
-        intents.c.business_id == business, intents.c.conversation_id == conversation,
-        intents.c.turn_id == turn_id)).scalar()
-    if start is None:
-        return []
+def turns(store: Store, conn: Connection, business: str, rows: list[dict[str, Any]]) -> list[list[TurnCommand]]:
+    """Each escalation's turn, from the turn's first event (its intents row) up to the
+    escalation, at most `turn_positions_max` before it: one read of the log for the page."""
+    keys = [(r["conversation_id"], r["turn_id"]) for r in rows if r["conversation_id"] and r["turn_id"]]
+    starts = dict(((c, t), p) for c, t, p in conn.execute(select(
+        intents.c.conversation_id, intents.c.turn_id, intents.c.position).where(
+        intents.c.business_id == business, tuple_(intents.c.conversation_id, intents.c.turn_id).in_(keys)))) if keys else {}
+    ranges = {r["position"]: range(max(1, starts[k] - 1, r["position"] - turn_positions_max), r["position"] + 1)
+              for r in rows if (k := (r["conversation_id"], r["turn_id"])) in starts}
+    events = store.events_at({p for span in ranges.values() for p in span})
+    return [_turn(business, r, [(p, events[p]) for p in ranges.get(r["position"], ()) if p in events]) for r in rows]
+
+
+def _turn(business: str, row: dict[str, Any], events: list[tuple[int, ev.Event]]) -> list[TurnCommand]:
     # A voided link comes just before the new one, in the same command: one position earlier.
     commands: dict[str | None, TurnCommand] = {}
-    for position, event in store.notifications(max(1, start - 1), row["position"], business_id=business):
-        if (event.conversation_id, event.turn_id) != (conversation, turn_id):
+    for position, event in events:
+        if (event.business_id, event.conversation_id, event.turn_id) != (business, row["conversation_id"], row["turn_id"]):
             continue
         command = commands.get(event.command_id)
         if command is None:

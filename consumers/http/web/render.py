@@ -71,7 +71,8 @@ def event_text(event: Any, currency: str | None = None) -> str:
 
 def environment() -> Environment:
     env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=True, undefined=StrictUndefined,
-                      trim_blocks=True, lstrip_blocks=True)
+                      trim_blocks=True, lstrip_blocks=True,
+                      auto_reload=False)  # templates ship with the package: compiled once, not checked a request
     env.filters.update(money=money, when=when, plain=plain, said=said, reason=words.reason,
                        status=words.status, cause=words.cause, intent=words.intent, field=words.field,
                        kind=words.kind, event=event_text)
