@@ -32,6 +32,7 @@ class Filters:
     conversation: str | None = None
     status: str | None = None
     since: str | None = None  # a position (digits) or a recorded_at lower bound (ISO 8601)
+    until: str | None = None  # a position (digits) or a recorded_at upper bound, both inclusive
     source: str | None = None  # blocks whose claimed facts include one from this source
 
 
@@ -80,12 +81,11 @@ def rows(conn: Connection, view: str, filters: Filters = Filters()) -> Iterator[
             query = query.where(type_coerce(table.c.facts, Text).contains(f'"source":{canonical(value)}', autoescape=True))
         else:
             query = query.where(table.c[column] == value)
+    at = table.c.recorded_at if "recorded_at" in table.c else table.c.raised_at
     if filters.since is not None:
-        if filters.since.isdigit():
-            query = query.where(table.c.position >= int(filters.since))
-        else:
-            at = table.c.recorded_at if "recorded_at" in table.c else table.c.raised_at
-            query = query.where(at >= filters.since)
+        query = query.where(table.c.position >= int(filters.since) if filters.since.isdigit() else at >= filters.since)
+    if filters.until is not None:
+        query = query.where(table.c.position <= int(filters.until) if filters.until.isdigit() else at <= filters.until)
     for values in conn.execute(query.execution_options(yield_per=rows_per_fetch)):
         row = dict(zip(columns, values))
         if all(value in row[column] for column, value in members) and (

@@ -8,9 +8,11 @@ import sys
 import tempfile
 import threading
 
+from consumers.cli import when
 from consumers.cli.audit_command import audit_command
 from consumers.cli.common import UsageError, add_db, check_known, emit, open_store, since
 from consumers.cli.table import print_table
+from consumers.cli.when import position
 from projections.columns import BLOCK_REASONS, COLUMNS
 
 # The projector and the views (SQLAlchemy, the projection tables) are imported by the functions
@@ -38,16 +40,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     a.add_argument("--since", metavar="POSITION|TIME", type=since,
                    help="rows made at or after a log position, or a recorded_at time (ISO 8601, UTC)")
     a.add_argument("--table", action="store_true", help="readable output for people")
-    a.add_argument("--as-of", type=int, metavar="POSITION",
-                   help="the view as it stood right after this log position, folded from the log apart from "
-                        "the live projections (which are left as they are)")
+    a.add_argument("--as-of", type=since, metavar="POSITION|TIME",
+                   help="the view as it stood right after this log position, or the last one recorded by this "
+                        "time (ISO 8601), folded from the log apart from the live projections (left as they are)")
     a.add_argument("--no-catch-up", action="store_true",
                    help="read the projections as they stand (say, as `ledger replay --until` left them)")
     add_db(a)
     a.set_defaults(run=audit)
 
     r = sub.add_parser("replay", help="drop and rebuild every projection from the log")
-    r.add_argument("--until", type=int, metavar="POSITION", help="the last position to apply (inclusive)")
+    r.add_argument("--until", type=position, metavar="POSITION", help="the last position to apply (inclusive)")
     add_db(r)
     r.set_defaults(run=replay)
 
@@ -76,11 +78,9 @@ def audit(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from exc
     if args.view == "blocks":
         check_known("--reason", args.reason, BLOCK_REASONS)  # an escalation's reason is free text
-    if args.as_of is not None and args.as_of < 0:
-        raise UsageError("--as-of must be a position (0 or more)")
     store = open_store(args, create=False)
     if args.as_of is not None:
-        with as_of(store, args.as_of) as engine:
+        with as_of(store, when.as_of_position(store, args.as_of)) as engine:
             _print(engine, args, filters)
         return 0
     projector = Projector(store)
@@ -145,8 +145,6 @@ def _unsigned_webhooks(store, args: argparse.Namespace) -> int:
 def replay(args: argparse.Namespace) -> int:
     from projections.projector import Projector
 
-    if args.until is not None and args.until < 0:
-        raise UsageError("--until must be a position (0 or more)")
     store = open_store(args, create=False)
     done = Projector(store).replay(args.until, _progress("replay"))
     _progress_end()

@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 default_db_url = "sqlite:///ledger.db"
 batch_records_max = 5000  # one transaction (one fsync) and one projection page per batch
 read_chunk_bytes = 1 << 16
+position_max = 2**63 - 1  # the log's positions are 64-bit signed integers in the database
+shown_chars_max = 80  # of a value quoted back in a usage error (repr: controls shown escaped)
 
 
 class UsageError(Exception):
@@ -102,19 +104,21 @@ def since(value: str) -> str:
     with `recorded_at`; a time without an offset is taken as UTC."""
     from datetime import date, datetime, timezone
 
-    if value.isdigit():
-        return value
+    if value.isascii() and value.isdigit():  # not `isdigit` alone: "²" and "١" are digits too
+        if len(value.lstrip("0")) > len(str(position_max)) or int(value) > position_max:
+            raise argparse.ArgumentTypeError(f"{value[:24]}... is past the largest log position ({position_max})")
+        return str(int(value))
     try:
         return date.fromisoformat(value).isoformat()
     except ValueError:
         pass
     try:
         at = datetime.fromisoformat(value)
-    except ValueError:
+        at = at.replace(tzinfo=timezone.utc) if at.tzinfo is None else at.astimezone(timezone.utc)
+    except (ValueError, OverflowError):  # OverflowError: an offset that takes it past year 1 or 9999
         raise argparse.ArgumentTypeError(
-            f"{value!r} is neither a log position nor an ISO 8601 date or time"
+            f"{value[:shown_chars_max]!r} is neither a log position nor an ISO 8601 date or time"
             " (valid: 1234, 2026-12-01, 2026-12-01T09:30:00Z, 2026-12-01T10:30:00+01:00)") from None
-    at = at.replace(tzinfo=timezone.utc) if at.tzinfo is None else at.astimezone(timezone.utc)
     return at.isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 

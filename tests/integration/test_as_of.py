@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from ledger.service import Ledger
 from ledger.store import Store
 from projections.projector import Projector
 from tests.builders import UNKNOWN, command, line, order
@@ -73,3 +74,72 @@ def test_as_of_table_is_for_people_too(ledger, db_url):
 
     assert status == 0, err
     assert out.decode().splitlines()[0].split() == ["business_id", "order_id", "customer_id", "total", "paid", "outstanding", "status"]
+
+
+def test_as_of_one_past_the_end_of_the_log_is_a_usage_error_and_the_end_is_not(ledger, db_url):
+    an_order_with_a_link(ledger)
+    last = ledger.store.max_position()
+
+    past = ledger_main("audit", "orders", "--as-of", str(last + 1), "--db", db_url)
+    end = ledger_main("audit", "orders", "--as-of", str(last), "--db", db_url)
+
+    assert (past[0], past[1]) == (2, b"")
+    assert end[0] == 0 and len(jsonl(end[1])) == 1
+
+
+@pytest.mark.parametrize("value", ["1e22", "9" * 30, "9223372036854775808", "²", "-1", "\x1b[2J", "x" * 10_000])
+def test_as_of_that_names_no_position_or_time_is_a_usage_error(value, ledger, db_url):
+    an_order_with_a_link(ledger)
+
+    status, out, err = ledger_main("audit", "orders", "--as-of", value, "--db", db_url)
+
+    assert (status, out) == (2, b"")
+    assert "\x1b" not in err and len(err) < 1000
+
+
+def a_log_over_three_days(store) -> list[int]:
+    """An order placed on each of three days; the last position written each day."""
+    now = ["2026-11-20T09:00:00.000000Z"]
+    ledger = Ledger(store, now=lambda: now[0])
+    a_shop(ledger)
+    ends = []
+    for day in ("2026-11-20T09:00:00.000000Z", "2026-11-21T09:00:00.000000Z", "2026-11-23T09:00:00.000000Z"):
+        now[0] = day
+        agent(ledger, order("cust-1", [line("beans", 1)]))
+        ends.append(store.max_position())
+    return ends
+
+
+@pytest.mark.parametrize("when, day", [("2026-11-21T12:00:00Z", 1), ("2026-11-21T09:00:00Z", 1),
+                                       ("2026-11-21T08:59:59.999999Z", 0), ("2026-11-21T10:00:00+01:00", 1),
+                                       ("2026-11-22", 1), ("2026-11-21", 1), ("2026-11-30", 2)])
+def test_as_of_a_time_is_as_of_the_last_position_recorded_by_then(when, day, store, db_url):
+    ends = a_log_over_three_days(store)
+
+    by_time = ledger_main("audit", "orders", "--as-of", when, "--db", db_url)
+    by_position = ledger_main("audit", "orders", "--as-of", str(ends[day]), "--db", db_url)
+
+    assert by_time[0] == 0, by_time[2]
+    assert by_time[1] == by_position[1] and len(jsonl(by_time[1])) == day + 1
+
+
+def test_as_of_a_time_before_the_first_event_is_the_empty_view(store, db_url):
+    a_log_over_three_days(store)
+
+    status, out, err = ledger_main("audit", "orders", "--as-of", "2026-01-01", "--db", db_url)
+
+    assert (status, out) == (0, b""), err
+
+
+def test_as_of_a_time_still_to_come_is_a_usage_error(store, db_url):
+    a_log_over_three_days(store)
+
+    status, out, _ = ledger_main("audit", "orders", "--as-of", "2999-01-01T00:00:00Z", "--db", db_url)
+
+    assert (status, out) == (2, b"")
+
+
+def test_replay_until_a_position_past_64_bits_is_a_usage_error(ledger, db_url):
+    an_order_with_a_link(ledger)
+
+    assert ledger_main("replay", "--until", "9" * 30, "--db", db_url)[0] == 2
