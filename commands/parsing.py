@@ -227,7 +227,8 @@ def _not_parsed(obj: Any, raw: bytes, door: str) -> Rejection | NotPermitted:
     if unreadable:
         return Rejection(error=f"unreadable {', '.join(unreadable)}", raw=excerpt(raw), **envelope)
     if envelope["type"] not in DOORS[door]:
-        return NotPermitted(**envelope, claimed={**envelope, "facts": readable_facts(obj.get("facts"))})
+        return NotPermitted(**envelope, claimed={**envelope, "facts": readable_facts(obj.get("facts"))},
+                            details={"why": WRONG_DOOR[door]})
     try:
         DOORS[door][envelope["type"]].model_validate(obj)
     except ValidationError as exc:

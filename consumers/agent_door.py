@@ -62,9 +62,23 @@ def _admit(agent: Agent | None, raw: bytes | Rejection | Oversized) -> Item:
     if agent is None:
         return Rejection(error="missing, unknown or revoked ledger-token", raw=excerpt(raw),
                          command_id=head.command_id, type=head.type, reason="unauthenticated")
-    foreign = ((head.business_id is not None and head.business_id != agent.business_id)
-               or (head.agent_id is not None and head.agent_id != agent.agent_id))
-    if foreign or (head.type is not None and not isinstance(item, Rejection) and not agent.may_send(head.type)):
+    details = _refused(agent, head, item)
+    if details is not None:
         return NotPermitted(command_id=head.command_id, type=head.type, business_id=agent.business_id,
-                            agent_id=agent.agent_id, conversation_id=head.conversation_id, turn_id=head.turn_id)
+                            agent_id=agent.agent_id, conversation_id=head.conversation_id, turn_id=head.turn_id,
+                            details=details)
     return item
+
+
+def _refused(agent: Agent, head: Any, item: Item) -> dict[str, Any] | None:
+    """`not_permitted`'s details when the token may not send this (CONTRACT 6's `why`), else None:
+    who sends it first (business, then agent), then what (the door, then the types granted)."""
+    if head.business_id is not None and head.business_id != agent.business_id:
+        return {"why": "business_mismatch"}
+    if head.agent_id is not None and head.agent_id != agent.agent_id:
+        return {"why": "agent_mismatch"}
+    if isinstance(item, NotPermitted):
+        return dict(item.details)
+    if head.type is not None and not isinstance(item, Rejection) and not agent.may_send(head.type):
+        return {"why": "type_not_granted", "granted": sorted(agent.commands)}
+    return None

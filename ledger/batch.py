@@ -188,7 +188,7 @@ class Batch:
         decided = self.decided
         decided.appended.extend(self.draft.fold(appended))
         decided.states.extend([codec.encode(e) for e in appended])
-        out = outcome(item, events)
+        out = outcome(item, events, self._currency(item))
         encoded = codec.dumps(out)
         decided.outcomes.append(out)
         decided.encoded.append(encoded)
@@ -196,6 +196,12 @@ class Batch:
             claim = Claim(*key, content_hash, encoded)
             self.seen[key] = claim
             decided.claims.append(claim)
+
+    def _currency(self, item: Item) -> str | None:
+        """The business's currency after the item's events (only commands and payments carry money)."""
+        business = item.command.business_id if type(item) is Parsed else getattr(item, "business_id", None)
+        state = self.states.get(business or "") if isinstance(item, (Parsed, Payment)) else None
+        return state.currency if state is not None else None
 
     def _events(self, item: Item, stamp: Stamp, reused: bool) -> list[ev.Event]:
         if type(item) is Parsed:  # most inputs: tried first

@@ -29,6 +29,7 @@ _UNCLAIMING = ("not_permitted", "command_id_reused")
 class Decision:
     business_id: str | None
     events: list[tuple[int, ev.Event]] = field(default_factory=list)
+    currency: str | None = None  # the business's as the command was decided: its outcome shows money in it
 
     @property
     def claims_the_id(self) -> bool:
@@ -41,7 +42,7 @@ class Decision:
         claimed = first.claimed
         kind = (claimed or {}).get("type") or getattr(first, "command_type", None)
         head = NotPermitted(command_id=first.command_id, type=kind, business_id=first.business_id)
-        return {"command": claimed, "outcome": outcome(head, [e for _, e in self.events]),
+        return {"command": claimed, "outcome": outcome(head, [e for _, e in self.events], self.currency),
                 "events": [ev.event_row(p, e) for p, e in self.events]}
 
 
@@ -56,7 +57,20 @@ def decisions(store: Store, command_id: str, business_id: str | None = None) -> 
         if e.claimed is not None or not mine:  # a claim starts a decision; the log before claims had none
             mine.append(Decision(e.business_id))
         mine[-1].events.append((position, e))
-    return {b: next((d for d in ds if d.claims_the_id), ds[0]) for b, ds in found.items()}
+    chosen = {b: next((d for d in ds if d.claims_the_id), ds[0]) for b, ds in found.items()}
+    for b, decision in chosen.items():
+        decision.currency = _currency_at(store, b, decision.events[-1][0])
+    return chosen
+
+
+def _currency_at(store: Store, business_id: str | None, position: int) -> str | None:
+    """The business's currency as it stood at `position` (the last `CurrencySet` up to it)."""
+    if business_id is None:
+        return None
+    currency = None
+    for _, e in store.notifications(1, position, types=["CurrencySet"], business_id=business_id):
+        currency = e.currency
+    return currency
 
 
 def _with_id(store: Store, command_id: str) -> Iterator[tuple[int, ev.Event]]:

@@ -13,12 +13,29 @@ Outcome = dict[str, Any]
 
 
 _ORDER_TYPES = frozenset({"PlaceOrder", "ApproveOrder"})
+# The names money goes by in a block's details (CONTRACT 6: an outcome with money carries its currency).
+MONEY_DETAILS = frozenset({"credit_limit", "exposure", "order_total", "total", "paid", "outstanding", "amount",
+                           "unit_price"})
 _ESCALATING_TYPES = frozenset({"Escalate", "CompleteTurn"})
 
 
-def outcome(item: Parsed | NotPermitted | Rejection | Payment | Refusal, events: list[ev.Event]) -> Outcome:
-    if isinstance(item, (Payment, Refusal)):
-        return _payment_outcome(item, events)
+def outcome(item: Parsed | NotPermitted | Rejection | Payment | Refusal, events: list[ev.Event],
+            currency: str | None = None) -> Outcome:
+    """`currency`: the business's ISO 4217 code (None when it set none), shown beside any money."""
+    out = _payment_outcome(item, events) if isinstance(item, (Payment, Refusal)) else _command_outcome(item, events)
+    if carries_money(out):
+        out["currency"] = currency
+    return out
+
+
+def carries_money(out: Outcome) -> bool:
+    """An order's total and lines, a payment link, a payment's amount, or money in the details."""
+    details = out.get("details") or {}
+    return ("total" in out or "payment_link" in out or "amount" in out
+            or any(k in MONEY_DETAILS for k in details) or details.get("field") in MONEY_DETAILS)
+
+
+def _command_outcome(item: Parsed | NotPermitted | Rejection, events: list[ev.Event]) -> Outcome:
     head = item.command if isinstance(item, Parsed) else item
     kind = head.type
     # Keys are set in the contract's order, each once: a later event's value replaces an earlier one's in place.
