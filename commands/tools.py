@@ -2,7 +2,8 @@
 
 A tool's parameters are the command's `facts` only. The envelope (`command_id`,
 `business_id`, `agent_id`, `conversation_id`, `turn_id`, `type`) is the runtime's: a model
-should never make up an idempotency key or the tenant, and the tool's name is the type.
+should never make up an idempotency key or the tenant. A tool's name is its command type in
+snake_case (`PlaceOrder` -> `place_order`), the same in `ledger tools` and over MCP (TOOLS).
 `command(...)` wraps a tool call's arguments into the envelope.
 
 The schemas are stricter than the parser, never looser, so anything valid under them
@@ -13,6 +14,7 @@ the model's bounds, and no object takes extra keys.
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
@@ -47,6 +49,20 @@ FACT_HINTS = {
     "reason": "Why a person is needed.",
     "reply": "The exact text about to be sent to the customer.",
 }
+
+
+def tool_name(command_type: str) -> str:
+    """The tool's name: the command type in snake_case."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", command_type).lower()
+
+
+# tool name -> command type, for every agent command (generated from the models: none kept by hand)
+TOOLS: dict[str, str] = {tool_name(t): t for t in AGENT_TYPES}
+
+
+def command_type(name: str) -> str | None:
+    """The command type a tool name (or the type itself) stands for; None for neither."""
+    return TOOLS.get(name) or (name if name in AGENT_TYPES else None)
 
 
 def _inline(schema: dict[str, Any]) -> dict[str, Any]:
@@ -139,17 +155,18 @@ def description(command_type: str) -> str:
 def definitions(fmt: str, types: tuple[str, ...] = tuple(AGENT_TYPES)) -> Any:
     if fmt == "openai":
         return [{"type": "function", "function": {
-            "name": t, "description": description(t), "parameters": facts_schema(t)}} for t in types]
+            "name": tool_name(t), "description": description(t), "parameters": facts_schema(t)}} for t in types]
     if fmt == "anthropic":
-        return [{"name": t, "description": description(t), "input_schema": facts_schema(t)} for t in types]
+        return [{"name": tool_name(t), "description": description(t), "input_schema": facts_schema(t)} for t in types]
     if fmt == "jsonschema":
         return {t: command_schema(t) for t in types}
     raise ValueError(f"unknown format {fmt!r}; one of {', '.join(FORMATS)}")
 
 
-def command(tool_name: str, arguments: dict[str, Any], *, command_id: str, business_id: str,
+def command(name: str, arguments: dict[str, Any], *, command_id: Any, business_id: str,
             agent_id: str, conversation_id: str, turn_id: str) -> dict[str, Any]:
-    """A tool call's arguments wrapped in the envelope the runtime owns; ready for the ledger."""
-    return {"command_id": command_id, "type": tool_name, "business_id": business_id,
+    """A tool call's arguments (tool `name`, or the command type) wrapped in the envelope the
+    runtime owns; ready for the ledger."""
+    return {"command_id": command_id, "type": command_type(name) or name, "business_id": business_id,
             "agent_id": agent_id, "conversation_id": conversation_id, "turn_id": turn_id,
             "facts": arguments}

@@ -24,6 +24,12 @@ def money(amount: int | None, currency: str | None) -> str:
     return f"{currency} {sign}{major:,}" + (f".{minor:0{digits}d}" if digits else "")
 
 
+def spoken(amount: int, currency: str | None) -> str:
+    """An amount in a text an agent relays: `money`'s, and without a currency, what the number is
+    ("90,000 minor units"): never divided by a guessed number of digits."""
+    return money(amount, currency) if currency else f"{amount:,} minor units"
+
+
 def parse_money(text: str, currency: str | None) -> int | None:
     """What a person typed ("2,940.50") in minor units, or None if it is not an amount of the
     currency (more decimals than it has, a sign, letters). Without a currency: minor units."""

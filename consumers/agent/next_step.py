@@ -8,19 +8,26 @@
 - a conflict: show every candidate and stop; the agent does not pick;
 - a rule block: tell the real figure (the stock left, the credit figures, what is owed);
 - a rejected command (the model's output did not read as a command) or a reused id: retry
-  once, then fail the turn; `fail` means escalate to a person and say so.
+  once, then fail the turn. `fail` never says that anything was passed on: the agent may
+  call Escalate, and only an escalation the ledger accepted (`escalated`, an `escalation_id`)
+  has a text that tells the customer a person will follow up (CONTRACT 15).
 
-Templates live in next_steps.jsonl beside this file; money is in minor units and is shown
-through `money` (two decimals unless told otherwise).
+Templates live in next_steps.jsonl beside this file. Money in an outcome is in minor units; it
+is said in major units with the outcome's `currency` and that currency's digits (consumers/money.py).
+`fields` are the facts at fault: the unknown or conflicting ones, or for `malformed` the field
+its error names.
 """
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
+
+from consumers.money import spoken
 
 TEMPLATES = Path(__file__).with_name("next_steps.jsonl")
 ACTIONS = ("proceed", "ask", "stop", "tell", "retry", "fail")
@@ -55,20 +62,20 @@ def table(path: Path = TEMPLATES) -> Table:
                  money=frozenset(money))
 
 
-def minor_units(amount: int) -> str:
-    return f"{amount // 100:,}.{amount % 100:02d}"
-
-
 def next_step(outcome: Mapping[str, Any], attempt: int = 0,
-              money: Callable[[int], str] = minor_units) -> NextStep:
-    """`attempt` counts earlier tries of this same step in this turn (0 on the first)."""
+              money: Callable[[int], str] | None = None) -> NextStep:
+    """`attempt` counts earlier tries of this same step in this turn (0 on the first); `money`
+    shows an amount in minor units (by default in the outcome's currency)."""
     t = table()
+    if money is None:
+        currency = outcome.get("currency")
+        money = lambda amount: spoken(amount, currency)  # noqa: E731
     reason = outcome.get("reason")
     if outcome.get("status") == "accepted":
         template = t.accepted.get(outcome.get("type") or "")
         return NextStep("proceed", _fill(template, _figures(outcome), t, money) if template else None)
     row = t.reasons[reason]
-    fields = list(outcome.get("fields") or [])
+    fields = list(outcome.get("fields") or []) or fault_fields(outcome)
     if row["action"] == "ask":
         return NextStep("ask", " ".join(t.questions[f] for f in fields), reason, fields)
     if row["action"] == "retry":
@@ -85,6 +92,21 @@ def next_step(outcome: Mapping[str, Any], attempt: int = 0,
     return NextStep(row["action"], " ".join(parts), reason, fields)
 
 
+def fault_fields(outcome: Mapping[str, Any]) -> list[str]:
+    """For a rejection: the field its error names (`facts.lines.0.quantity: ...` -> lines;
+    `unreadable command_id, type` -> both), else none."""
+    if outcome.get("status") != "rejected":
+        return []
+    error = str((outcome.get("details") or {}).get("error") or "")
+    unreadable = re.fullmatch(r"unreadable ([a-z_]+(?:, [a-z_]+)*)", error)
+    if unreadable:
+        return unreadable.group(1).split(", ")
+    where = re.match(r"([A-Za-z_][^\s:.]*)(?:\.([^\s:.]+))?[^\s:]*: ", error)
+    if where is None:
+        return []
+    return [where.group(2) if where.group(1) == "facts" and where.group(2) else where.group(1)]
+
+
 def _figures(outcome: Mapping[str, Any]) -> dict[str, Any]:
     """Everything a template may name: the outcome's own keys, its details, its link."""
     details = dict(outcome.get("details") or {})
@@ -96,7 +118,8 @@ def _figures(outcome: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _fill(template: str, figures: Mapping[str, Any], t: Table, money: Callable[[int], str]) -> str:
-    shown = {k: money(v) if k in t.money and isinstance(v, int) else v for k, v in figures.items()}
+    amounts = t.money | ({"limit"} if figures.get("field") in t.money else set())  # a money field's bound is money
+    shown = {k: money(v) if k in amounts and type(v) is int else v for k, v in figures.items()}
     return template.format_map(_Missing(shown))
 
 

@@ -1,7 +1,7 @@
 """The agent's ledger tools, every one behind the gate; the way to send is private to this module.
 
     tools = LedgerTools.embedded(ledger)
-    outcome = tools.call("PlaceOrder", world)   # or tools.place_order(world)
+    outcome = tools.call("place_order", world)  # or tools.place_order(world)
 
     tools = LedgerTools.kafka(client)           # a started consumers.agent.client.LedgerClient
     outcome = await tools.place_order(world)
@@ -27,6 +27,7 @@ from typing import Any
 
 import orjson
 
+from commands.tools import TOOLS, command_type
 from commands.world import NotAFact, WorldState
 from consumers.agent.gate import FactsNotKnown, side_effect
 from ledger.service import Ledger
@@ -54,8 +55,7 @@ def _tool(command_type: str, *required: str, optional: tuple[str, ...] = ()) -> 
     return method
 
 
-_METHODS = {"PlaceOrder": "place_order", "IssuePaymentLink": "issue_payment_link",
-            "Escalate": "escalate", "CompleteTurn": "complete_turn"}
+_METHODS = {kind: name for name, kind in TOOLS.items()}  # command type -> its tool's name
 
 
 class LedgerTools:
@@ -83,18 +83,20 @@ class LedgerTools:
     complete_turn = _tool("CompleteTurn", "reply")
 
     def call(self, tool_name: str, world: WorldState, arguments: Mapping[str, Any] | None = None) -> Outcome:
-        """Dispatch a model's tool call by name (the command type). With `arguments` (the
-        facts the model proposed), they go into the world first: NotAFact for one the command
-        does not take or that is not Fact-shaped, and the ledger records that command's rejection."""
-        if tool_name not in _METHODS:
+        """Dispatch a model's tool call by name (`place_order`, as `ledger tools` names it; the
+        command type is taken too). With `arguments` (the facts the model proposed), they go into
+        the world first: NotAFact for one the command does not take or that is not Fact-shaped,
+        and the ledger records that command's rejection."""
+        kind = command_type(tool_name)
+        if kind is None:
             raise ValueError(f"no such tool: {tool_name}")
         if arguments is not None:
             try:
-                world.update(arguments, tool_name)
+                world.update(arguments, kind)
             except NotAFact as refused:
-                refused.recorded = _record(self, world.proposed(tool_name, arguments))
+                refused.recorded = _record(self, world.proposed(kind, arguments))
                 raise
-        return getattr(self, _METHODS[tool_name])(world)
+        return getattr(self, _METHODS[kind])(world)
 
 
 _PRIVATE = object()

@@ -27,22 +27,28 @@ def run(args: argparse.Namespace) -> int:
     require("mcp", *(["kafka"] if args.bootstrap_servers else []))
     import anyio
 
-    from consumers.cli.common import open_ledger, open_store
+    from consumers.cli.common import open_store
     from consumers.http.site import parse_listen
     from consumers.mcp.backends import Embedded, Reads, ViaKafka
     from consumers.mcp.server import LedgerTools, serve_http, serve_stdio
+    from ledger.service import Ledger
 
     token = os.environ.get(token_env, "")
     if not token:
         raise UsageError(f"set {token_env} to the agent's token (`ledger agents add --business B --agent A`)")
     listen = parse_listen(args.http) if args.http else None
-    ledger = None if args.bootstrap_servers else open_ledger(args)
-    reads = Reads(ledger.store if ledger else open_store(args), token)
+    # The token is checked before anything is written: a refused start makes no database.
+    store = open_store(args, create=False)
+    reads = Reads(store, token)
     agent = reads.agent()
     if agent is None:
         print(f"ledger: {token_env} is not the token of an active agent (unknown or revoked)", file=sys.stderr)
         return 2
-    backend = Embedded(ledger, reads) if ledger else ViaKafka(args.bootstrap_servers, token)
+    if args.bootstrap_servers:
+        backend: Embedded | ViaKafka = ViaKafka(args.bootstrap_servers, token)
+    else:
+        store.create_tables()  # tables a newer ledger adds, as any writer makes them
+        backend = Embedded(Ledger(store), reads)
     app = LedgerTools(agent, reads, backend)
     where = f"http://{args.http}/mcp" if listen else "stdio"
     print(f"ledger mcp: serving agent {agent.agent_id} of {agent.business_id} on {where}", file=sys.stderr, flush=True)

@@ -2,7 +2,8 @@
 the next step of each names them."""
 from __future__ import annotations
 
-from consumers.agent.next_step import minor_units, next_step, table
+from consumers.agent.next_step import next_step, table
+from consumers.money import spoken
 from tests.builders import conflict, customer, line, order, payment_link, product, raw
 
 
@@ -15,7 +16,7 @@ def test_rule_blocks_tell_the_real_figures(ledger):
 
     assert "3" in next_step(short).say and "5" in next_step(short).say
     told = next_step(credit)
-    assert told.action == "tell" and all(minor_units(n) in told.say for n in (100000, 0, 135000))
+    assert told.action == "tell" and all(spoken(n, None) in told.say for n in (100000, 0, 135000))
     assert next_step(unknown).say == table().questions["lines"]
     assert next_step(conflicted).action == "stop"
 
@@ -33,5 +34,5 @@ def test_accepted_outcomes_proceed_with_what_to_say(ledger):
     ledger.handle([raw(product("rice", 45000, 3)), raw(customer("cust-1", 10 ** 6))], "owner")
     [placed] = ledger.handle([raw(order("cust-1", [line("rice", 2)]))], "agent").outcomes
     [link] = ledger.handle([raw(payment_link(placed["order_id"]))], "agent").outcomes
-    assert next_step(placed).action == "proceed" and minor_units(90000) in next_step(placed).say
+    assert next_step(placed).action == "proceed" and spoken(90000, None) in next_step(placed).say
     assert link["payment_link"]["url"] in next_step(link).say
