@@ -16,6 +16,9 @@ from commands.tools import tool_name
 from consumers.agent.next_step import NextStep, next_step, table
 from consumers.money import spoken
 
+# The tool a person is reached through, named without the words the promise backstop looks for
+# (its name is one): a text may say that it exists, never that anyone was reached.
+HAND_OVER = "the tool that hands the conversation over to a person"
 # What each next-step action asks of the model.
 DO = {
     "proceed": "go on with the conversation.",
@@ -26,8 +29,12 @@ DO = {
     "retry": "call the tool once more with the field at fault put right (a fact you do not know is "
              '{"status": "unknown"}, never a guess).',
     "fail": "do not try this again in this turn. Nothing reached the shop's staff, so promise no contact "
-            "from a person. If the customer wants one, use the tool that hands the conversation over, "
-            "and say so only once it is accepted.",
+            f"from a person. If the customer wants one, use {HAND_OVER}, and say so only once it is accepted.",
+}
+# Where a reason asks something else of the model than its action does.
+DO_FOR = {
+    "command_id_reused": "this command id was used before for another call: send this call with an id of its "
+                         "own in _meta ledger/command_id, or with none (the server derives one).",
 }
 _OWN_WORDS = ("why", "granted", "error", "lines", "skus")  # details the text words itself
 
@@ -40,7 +47,8 @@ def outcome_text(outcome: Mapping[str, Any]) -> str:
     except KeyError:  # a reason with no template: the outcome itself still says it
         step = NextStep("fail", None, outcome.get("reason"))
     parts = [_headline(outcome), *_happened(outcome, money), *_fields(step)]
-    parts.append(f"Next step: {step.action}: {DO[step.action]}")
+    do = DO_FOR.get(step.reason or "") if step.action in ("retry", "fail") else None
+    parts.append(f"Next step: {step.action}: {do or DO[step.action]}")
     if step.say:
         parts.append(f'Say: "{step.say}"')
     return " ".join(parts)
@@ -50,11 +58,14 @@ def _money(currency: Any) -> Callable[[int], str]:
     return lambda amount: spoken(amount, currency if isinstance(currency, str) else None)
 
 
+def tool(command_type: str) -> str:
+    name = tool_name(command_type)
+    return HAND_OVER if name == "escalate" else name
+
+
 def _headline(outcome: Mapping[str, Any]) -> str:
-    kind = outcome.get("type")
-    name = tool_name(kind) if isinstance(kind, str) else "the call"
     reason = outcome.get("reason")
-    headline = f"{name}: {outcome.get('status')}" + (f", reason {reason}" if reason else "") + "."
+    headline = f"Outcome: {outcome.get('status')}" + (f", reason {reason}" if reason else "") + "."
     if outcome.get("duplicate"):
         headline += " This call was made before: this is its first outcome, and nothing new was done."
     return headline
@@ -66,7 +77,7 @@ def _happened(outcome: Mapping[str, Any], money: Callable[[int], str]) -> list[s
     if "why" in details:
         said.append(f"Why: {details['why']}.")
     if details.get("granted"):
-        said.append(f"This agent may call: {', '.join(tool_name(t) for t in details['granted'])}.")
+        said.append(f"This agent may call: {', '.join(tool(t) for t in details['granted'])}.")
     if "error" in details:
         said.append(f"Error: {details['error']}.")
     if outcome.get("order_id") and outcome.get("status") == "accepted":

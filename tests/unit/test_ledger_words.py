@@ -78,10 +78,13 @@ def test_a_malformed_text_names_the_field_its_error_names(error, field):
     assert f"Fields at fault: {field}." in outcome_text(rejected)
 
 
-def test_not_permitted_says_why_and_what_the_agent_may_call():
-    refused = blocked("not_permitted", type="Escalate", details={"why": "type_not_granted", "granted": ["PlaceOrder"]})
+@pytest.mark.parametrize("kind", ["Escalate", "IssuePaymentLink"])
+def test_not_permitted_says_why_and_what_the_agent_may_call_promising_nothing(kind):
+    refused = blocked("not_permitted", type=kind, details={"why": "type_not_granted",
+                                                           "granted": ["Escalate", "PlaceOrder"]})
     text = outcome_text(refused)
     assert "Why: type_not_granted." in text and "place_order" in text
+    assert promised_follow_up(text) is None
 
 
 def test_unknown_facts_name_the_fields():
