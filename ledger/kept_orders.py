@@ -69,13 +69,16 @@ def keep(conn: Connection, kept: Sequence[KeptOrder], on_conflict: str = _ORDER_
 
 def orders_for(engine: Engine, business_id: str | None, order_ids: Iterable[str]) -> dict[str, Order]:
     """Orders the writer no longer keeps in memory, as the last write left them."""
-    found: dict[str, Order] = {}
     with sql.reading(engine) as conn:
-        b = business_id or ""
-        rows = sql.lookup(conn, orders.name, _ORDER_COLUMNS, _ORDER_COLUMNS[:2], ((b, i) for i in order_ids))
-    for _, order_id, customer_id, total, paid, reference, url, amount in rows:
-        found[order_id] = Order(customer_id, total, paid, None if reference is None else Link(reference, url, amount))
-    return found
+        return orders_in(conn, business_id, order_ids)
+
+
+def orders_in(conn: Connection, business_id: str | None, order_ids: Iterable[str]) -> dict[str, Order]:
+    """As `orders_for`, on the caller's connection (in its transaction, if it has one)."""
+    b = business_id or ""
+    rows = sql.lookup(conn, orders.name, _ORDER_COLUMNS, _ORDER_COLUMNS[:2], ((b, i) for i in order_ids))
+    return {order_id: Order(customer_id, total, paid, None if reference is None else Link(reference, url, amount))
+            for _, order_id, customer_id, total, paid, reference, url, amount in rows}
 
 
 def link_order(engine: Engine, business_id: str | None, reference: str) -> str | None:

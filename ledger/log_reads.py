@@ -9,20 +9,38 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 
 from sqlalchemy import Table, select
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 
 from ledger import codec, events as ev, sql
-from ledger.recorder import Recorder, stream_id
+from ledger.recorder import stream_id
 from ledger.state import BusinessState
 
 notifications_page_max = 5000
 
-def load(recorder: Recorder, business_id: str, state: BusinessState | None = None) -> BusinessState:
-    """Fold the business's stream; given a state, fold only what it has not seen."""
+def load(engine: Engine, t: Table, business_id: str, state: BusinessState | None = None) -> BusinessState:
+    """Fold the business's whole stream; given a state, fold only what it has not seen."""
     state = state or BusinessState(business_id)
-    for stored in recorder.select_events(stream_id(business_id), gt=state.version or None):
-        state.evolve(codec.decode(stored.topic, stored.state))
+    with sql.reading(engine) as conn:
+        for _, e in stream(conn, t, business_id, state.version):
+            state.evolve(e)
     return state
+
+
+def stream(conn: Connection, t: Table, business_id: str | None, after_version: int = 0) -> Iterator[tuple[int, ev.Event]]:
+    """The business's (version, event)s after `after_version`, in order, on `conn`: pages over
+    its stream's own index (the recorder's unique (originator_id, originator_version)), read
+    through the driver's cursor and decoded a page at a time."""
+    query = (select(t.c.originator_version, t.c.topic, t.c.state)
+             .where(t.c.originator_id == stream_id(business_id)).order_by(t.c.originator_version)
+             .limit(notifications_page_max))
+    while True:
+        result = conn.execute(query.where(t.c.originator_version > after_version))
+        page = [(r[0], r[1], bytes(r[2])) for r in result.cursor.fetchall()]
+        result.close()
+        yield from codec.decode_page(page)
+        if len(page) < notifications_page_max:
+            return
+        after_version = page[-1][0]
 
 
 def rows(engine: Engine, table: str, start: int = 1, stop: int | None = None, *,

@@ -78,8 +78,10 @@ class BusinessState:
     # Links owed, by reference: requested, the provider not yet answered. A few at a time (each
     # lasts one provider call), so never trimmed with the orders.
     link_requests: dict[str, LinkRequest] = field(default_factory=dict)
+    # A writer keeps only its open escalations and recent turns here too (ledger/states.py),
+    # reading the others back from the store when a command names them.
     escalations: dict[str, str] = field(default_factory=dict)  # id -> open/acknowledged/resolved/dismissed
-    escalated_turns: set[tuple[str, str]] = field(default_factory=set)
+    escalated_turns: dict[tuple[str, str], None] = field(default_factory=dict)  # in the order raised
     held_orders: dict[str, HeldOrder] = field(default_factory=dict)  # open credit-limit escalation -> order
     # The last credit-limit block's claimed order, until its EscalationRaised (the same command) comes.
     _blocked: tuple[str | None, HeldOrder | None] = (None, None)
@@ -167,7 +169,7 @@ class BusinessState:
     def _(self, e: ev.EscalationRaised) -> None:
         self.escalations[e.escalation_id] = "open"
         if e.conversation_id is not None and e.turn_id is not None:
-            self.escalated_turns.add((e.conversation_id, e.turn_id))
+            self.escalated_turns[(e.conversation_id, e.turn_id)] = None
         command_id, held = self._blocked
         if e.cause == "credit_limit" and held is not None and command_id == e.command_id:
             self.held_orders[e.escalation_id] = held

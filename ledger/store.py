@@ -17,15 +17,16 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError as SQLAlchemyIntegrityError
 from sqlalchemy.sql import Executable
 
-from ledger import chain, claims, codec, kept_orders, log_reads, sql, unsigned_webhooks
+from ledger import chain, claims, codec, kept_escalations, kept_orders, log_reads, snapshots, sql, unsigned_webhooks
 from ledger import events as ev
 from ledger.claims import Claim
 from ledger.claims_migration import claims_by_business
+from ledger.kept_escalations import KeptEscalations
 from ledger.kept_orders import KeptOrder
 from ledger.recorder import Recorder, stream_id
 from ledger.state import BusinessState, Order
 
-__all__ = ["Bound", "Claim", "IntegrityError", "KeptOrder", "OperationalError", "PersistenceError", "Statement",
+__all__ = ["Bound", "Claim", "IntegrityError", "Kept", "KeptEscalations", "KeptOrder", "OperationalError", "PersistenceError", "Statement",
            "Store", "execute", "stream_id"]
 
 
@@ -38,6 +39,14 @@ class Bound(NamedTuple):
 
 
 Statement = Executable | Bound  # what a door adds to a batch's transaction
+
+
+class Kept(NamedTuple):
+    """What a batch leaves in the writer's own tables, beside its events: the orders and
+    escalations it changed, and the snapshots it took."""
+    orders: Sequence[KeptOrder] = ()
+    escalations: KeptEscalations = KeptEscalations()
+    snapshots: Sequence[snapshots.Snapshot] = ()
 
 
 def execute(conn: Connection, statement: Statement) -> None:
@@ -62,7 +71,8 @@ class Store:
             self.recorder.create_table()
             chain.chain_legacy(self.engine, self.events.name)  # a log written before the chain
             claims_by_business(self.engine, claims.claims)  # a ledger written before claims were per business
-            for md in (claims.metadata, kept_orders.metadata, unsigned_webhooks.metadata, *extra):
+            for md in (claims.metadata, kept_orders.metadata, kept_escalations.metadata, snapshots.metadata,
+                       unsigned_webhooks.metadata, *extra):
                 md.create_all(self.engine)
 
     def close(self) -> None:
@@ -75,7 +85,13 @@ class Store:
     # --- reading: ledger/log_reads.py, claims.py, kept_orders.py ---------------------
 
     def load(self, business_id: str, state: BusinessState | None = None) -> BusinessState:
-        return log_reads.load(self.recorder, business_id, state)
+        """The fold of the business's whole stream (every order in it): the log's own answer."""
+        return log_reads.load(self.engine, self.events, business_id, state)
+
+    def load_recent(self, business_id: str) -> snapshots.Loaded | None:
+        """The writer's state from the latest snapshot and the events after it (the orders
+        those events move only), or None: then `load`."""
+        return snapshots.load(self.engine, self.events, business_id)
 
     def notifications(self, start: int = 1, stop: int | None = None, types: Sequence[str] = (),
                       business_id: str | None = None) -> Iterator[tuple[int, ev.Event]]:
@@ -104,13 +120,21 @@ class Store:
     def link_order(self, business_id: str | None, reference: str) -> str | None:
         return kept_orders.link_order(self.engine, business_id, reference)
 
-    def backfill_orders(self, state: BusinessState) -> None:
+    def escalation_statuses(self, business_id: str | None, escalation_ids: Iterable[str]) -> dict[str, str]:
+        return kept_escalations.statuses(self.engine, business_id, escalation_ids)
+
+    def escalated_turns(self, business_id: str | None, turns: Iterable[tuple[str, str]]) -> set[tuple[str, str]]:
+        return kept_escalations.escalated(self.engine, business_id, turns)
+
+    def backfill(self, state: BusinessState) -> None:
+        """The writer's tables' rows for a fully folded state, where a log written before them lacks them."""
         kept_orders.backfill(self.engine, state)
+        kept_escalations.backfill(self.engine, state)
 
     # --- writing --------------------------------------------------------------
 
     def write(self, appended: Sequence[tuple[int, ev.Event]], new_claims: Sequence[Claim] = (),
-              statements: Sequence[Statement] = (), kept: Sequence[KeptOrder] = (),
+              statements: Sequence[Statement] = (), kept: Kept | Sequence[KeptOrder] = (),
               commit: bool = True, states: Sequence[bytes] | None = None) -> list[int]:
         """Append (stream version, event) pairs, claims, the orders they changed and any extra
         statements atomically. With commit=False, everything is written and then rolled back:
@@ -130,7 +154,10 @@ class Store:
             # and a lone command would pay for them.
             with self.engine.connect() as conn, conn.begin() as transaction:
                 claims.insert(conn, new_claims)
-                kept_orders.keep(conn, kept)
+                kept = kept if isinstance(kept, Kept) else Kept(kept)
+                kept_orders.keep(conn, kept.orders)
+                kept_escalations.keep(conn, kept.escalations)
+                snapshots.keep(conn, kept.snapshots)
                 for statement in statements:
                     execute(conn, statement)
                 # Last: on PostgreSQL the events table stays locked from here to the commit (so

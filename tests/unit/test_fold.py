@@ -83,7 +83,7 @@ def test_closing_an_escalation_lets_its_held_order_go():
 
 def test_an_escalation_in_a_turn_marks_the_turn_escalated():
     sent = command("Escalate", {}, conversation="conv-7", turn="turn-7")
-    assert fold(escalated(sent, "agent", None)).escalated_turns == {("conv-7", "turn-7")}
+    assert list(fold(escalated(sent, "agent", None)).escalated_turns) == [("conv-7", "turn-7")]
 
 
 def test_keeping_recent_orders_forgets_the_oldest_first():

@@ -1,0 +1,32 @@
+"""A snapshot holds every field of a business's state but the orders, which have rows of their own."""
+import dataclasses
+
+from ledger import codec, snapshots
+from ledger.state import BusinessState
+from tests.builders import line, order
+from tests.decided import a_customer, a_product, an_order, fold
+from tests.unit.test_fold import held_block
+
+# Each field of BusinessState, by the key a snapshot holds it under; the orders and link
+# references have rows of their own (ledger/kept_orders.py), the id and version a column each.
+ENCODED_AS = {"currency": "currency", "products": "products", "customers": "customers", "link_requests": "link_requests",
+              "escalations": "escalations", "turns": "escalated_turns", "held": "held_orders", "blocked": "_blocked"}
+NOT_IN_THE_STATE_JSON = {"business_id", "version", "orders", "link_orders"}
+
+
+def test_a_snapshot_reads_back_as_the_state_it_was_taken_of_less_its_orders():
+    claimed = order("cust-1", [line("rice", 2)])["facts"]
+    state = fold(a_product("rice", 100, 10), a_customer("cust-1", 10**6), an_order("ord-1", "cust-1", "rice", 1, 100),
+                 *held_block(claimed))
+    assert state.held_orders and state.escalated_turns
+
+    back = snapshots.decode(state.business_id, state.version, codec.loads(snapshots.encode(state, False)))
+
+    assert back == dataclasses.replace(state, orders={}, link_orders={})
+
+
+def test_every_field_of_the_state_is_in_a_snapshot_or_has_rows_of_its_own():
+    encoded = codec.loads(snapshots.encode(BusinessState("b"), False))
+
+    assert set(encoded) == {*ENCODED_AS, "turns_forgotten"}
+    assert {f.name for f in dataclasses.fields(BusinessState)} == {*ENCODED_AS.values(), *NOT_IN_THE_STATE_JSON}
