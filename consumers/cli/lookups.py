@@ -6,6 +6,7 @@ import sys
 
 from consumers.cli.common import add_db, check_known, emit, open_store
 from consumers.cli.table import print_table
+from consumers.cli.when import position
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -17,8 +18,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.set_defaults(run=query)
 
     e = sub.add_parser("events", help="the log, one event a line, streaming")
-    e.add_argument("--from", dest="start", type=int, default=1, metavar="POSITION")
-    e.add_argument("--until", type=int, default=None, metavar="POSITION", help="inclusive")
+    e.add_argument("--from", dest="start", type=position, default=1, metavar="POSITION")
+    e.add_argument("--until", type=position, default=None, metavar="POSITION", help="inclusive")
     e.add_argument("--business")
     e.add_argument("--type", action="append", default=[], help="event type; repeat for several")
     e.add_argument("--agent", help="the events of this agent's commands")
