@@ -59,7 +59,8 @@ browser:
 	@test -x /usr/bin/chromium || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) \
 		|| echo "chromium could not be installed: the browser test will be skipped" >&2
 
-# Refresh docs/*.png (queue, blocks, approve, phone-*) from the browser test.
+# Refresh docs/*.png (queue, blocks, approve, phone-*, customers-*, products-*, credit-card-390-after) from
+# the browser test; axe-core, which it runs on every page, is vendored in tests/vendor (nothing to fetch).
 screenshots: $(STAMP) browser
 	LEDGER_SCREENSHOT_DIR=docs $(BIN)/pytest tests/e2e/test_web_browser.py
 

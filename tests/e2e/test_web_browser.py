@@ -3,6 +3,9 @@
 `make test` installs chromium (apt) when it can; without /usr/bin/chromium this file skips.
 Playwright never downloads a browser here: it launches the system one.
 
+axe-core (tests/vendor/axe.min.js, from npm: nothing is fetched at test time) checks every
+page at 1280 and 390 px for serious and critical accessibility violations.
+
 Screenshots (the queue and the blocks view at 1280 px, every page at 390 px) are written to
 $LEDGER_SCREENSHOT_DIR when set (`make screenshots` sets it to docs/), else into the test's
 temporary folder, so an ordinary run leaves the tree as it was.
@@ -159,3 +162,63 @@ def test_the_owner_approves_raises_the_limit_and_closes_with_a_note_on_any_scree
         ("EscalationClosed", ids["close"])]
     assert log[4].credit_limit == 300_000 and log[5].note == "Called Dayo: pays first, then we deliver"
     assert [r["status"] for r in audit(store, "escalations", business=SHOP_A)][-3:] == ["resolved"] * 3
+
+
+AXE = Path(__file__).resolve().parents[1] / "vendor" / "axe.min.js"  # axe-core 4.14.1 (npm), MPL-2.0
+ALL_PAGES = {**PAGES, "customers": "/customers", "products": "/products"}
+
+
+def serious_violations(page) -> list[str]:
+    """axe-core's serious and critical findings on the page as it stands (WCAG 2 A and AA rules)."""
+    page.evaluate(AXE.read_text())
+    found = page.evaluate("axe.run(document, {runOnly: ['wcag2a', 'wcag2aa', 'wcag21aa', 'best-practice']})"
+                          ".then(r => r.passes.length ? r.violations.filter(v => ['serious', 'critical'].includes(v.impact))"
+                          ".map(v => v.id + ': ' + v.nodes.map(n => n.target.join(' ')).join(', ')) : ['no rule ran'])")
+    return found
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["1280px", "390px"])
+def test_no_page_has_a_serious_or_critical_accessibility_violation(browser, tmp_path, viewport):
+    db_url = f"sqlite:///{tmp_path}/web.db"
+    given_credit_blocks(db_url)
+    with ledger_web(db_url) as base:
+        page = browser.new_page(viewport=viewport, bypass_csp=True)  # axe is injected into the page
+        page.goto(f"{base}?token={TOKEN_A}")
+        found = {}
+        for name, path in ALL_PAGES.items():
+            page.goto(base.rstrip("/") + path)
+            page.locator("details").evaluate_all("ds => ds.forEach(d => d.open = true)")  # what is folded too
+            found[name] = serious_violations(page)
+
+    assert found == {name: [] for name in ALL_PAGES}
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["1280px", "390px"])
+def test_the_owner_changes_a_limit_and_restocks_from_the_new_pages(browser, tmp_path, shots, viewport):
+    db_url = f"sqlite:///{tmp_path}/web.db"
+    ids = given_credit_blocks(db_url)
+    store = Store(db_url)
+    width = viewport["width"]
+    with ledger_web(db_url) as base:
+        page = browser.new_page(viewport=viewport)
+        page.goto(f"{base}?token={TOKEN_A}")
+        if width == PHONE["width"]:
+            page.locator(f'[data-escalation="{ids["raise"]}"]').screenshot(path=str(shots / "credit-card-390-after.png"))
+        page.get_by_role("link", name="Customers").click()
+        row = page.locator('tr[data-customer="cust-dayo"]')
+        row.get_by_label("New credit limit").fill("2,000")
+        row.get_by_role("button", name="Set limit").click()
+        assert page.locator("[role=status]").inner_text() == "Credit limit of Dayo's Canteen set: now NGN 2,000.00."
+        page.screenshot(path=str(shots / f"customers-{width}.png"), full_page=True)
+
+        page.get_by_role("link", name="Products").click()
+        row = page.locator('tr[data-sku="rice"]')
+        row.get_by_label("Quantity to add").fill("25")
+        row.get_by_role("button", name="Restock").click()
+        assert page.locator("[role=status]").inner_text().startswith("Restocked Rice: ")
+        page.screenshot(path=str(shots / f"products-{width}.png"), full_page=True)
+        assert page_width(page) <= width
+
+    log = [e for _, e in store.notifications(types=["CreditLimitSet", "ProductRestocked"]) if e.agent_id == "ada"]
+    assert [(e.type, getattr(e, "credit_limit", None), getattr(e, "quantity", None)) for e in log] == [
+        ("CreditLimitSet", 200_000, None), ("ProductRestocked", None, 25)]
