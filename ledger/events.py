@@ -173,7 +173,7 @@ class PaymentReceived(Event):
 class WebhookRefused(Event):
     """A provider call that changed nothing, kept so auditors can see it."""
     provider_event_id: str | None
-    reason: str  # malformed, unknown_reference, provider_event_reused, amount_too_large (older logs: bad_signature)
+    reason: str  # malformed, unknown_reference, provider_event_reused, amount_too_large, provider_mismatch (older logs: bad_signature)
     error: str
     raw: str
 

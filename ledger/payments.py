@@ -10,7 +10,10 @@ import hashlib
 import hmac
 import json
 import os
-from typing import Mapping, Protocol
+from typing import TYPE_CHECKING, Mapping, Protocol
+
+if TYPE_CHECKING:  # the command line names these without loading the webhook's models
+    from ledger.webhook import Payment, Refusal
 
 
 signature_header = "X-Ledger-Signature"
@@ -42,6 +45,15 @@ class PaymentProvider(Protocol):
 
     def verify(self, body: bytes, headers: Mapping[str, str]) -> bool:
         """True only if the raw body carries the provider's valid signature."""
+
+    def read(self, body: bytes) -> Payment | Refusal | None:
+        """A verified body in the provider's own format: a payment, why it is malformed, or
+        None for an event that is no payment (nothing to record)."""
+
+    def confirm(self, payment: Payment) -> Payment | Refusal:
+        """The payment checked against the provider's own record of it (a network call, never
+        under the writer's lock): the payment, or a `provider_mismatch` refusal. Raises
+        ProviderUnavailable when the provider cannot say."""
 
 
 def _header(headers: Mapping[str, str], name: str) -> str | None:
@@ -84,6 +96,14 @@ class SandboxProvider:
     def verify(self, body: bytes, headers: Mapping[str, str]) -> bool:
         return hmac_sha512_matches(self.secret, body, _header(headers, signature_header))
 
+    def read(self, body: bytes) -> Payment | Refusal:
+        from ledger.webhook import read  # pydantic's models: only once a webhook comes
+
+        return read(body)
+
+    def confirm(self, payment: Payment) -> Payment:
+        return payment  # the sandbox keeps no record beyond what it signed
+
     def charge(self, *, event_id: str, business_id: str, reference: str, amount: int) -> tuple[bytes, dict[str, str]]:
         """The signed `charge.success` webhook the sandbox sends when a link is paid (CONTRACT 7).
 
@@ -95,10 +115,21 @@ class SandboxProvider:
         return body, {signature_header: self.sign(body)}
 
 
+provider_env = "LEDGER_PAYMENT_PROVIDER"
+providers = ("sandbox", "paystack", "stripe")
+
+
 def provider_from_env() -> PaymentProvider:
-    """`LEDGER_PAYMENT_PROVIDER` picks the adapter; only the sandbox may fall back to a default secret."""
-    name = os.environ.get("LEDGER_PAYMENT_PROVIDER", "sandbox")
+    """`LEDGER_PAYMENT_PROVIDER` picks the adapter; only the sandbox may fall back to a default
+    secret. A real one needs the `payments` extra (httpx) and its secret (`MissingSecret`)."""
+    name = os.environ.get(provider_env, "sandbox")
+    if name == "paystack":
+        from ledger.providers.paystack import PaystackProvider
+        return PaystackProvider()
+    if name == "stripe":
+        from ledger.providers.stripe import StripeProvider
+        return StripeProvider()
     if name != "sandbox":
-        raise PaymentConfigError(f"unknown payment provider {name!r} (LEDGER_PAYMENT_PROVIDER); "
-                                 "only 'sandbox' is built in")
+        raise PaymentConfigError(f"unknown payment provider {name!r} ({provider_env}); "
+                                 f"one of {', '.join(providers)}")
     return SandboxProvider()

@@ -27,13 +27,13 @@ from ledger.batch import Batch, ClaimKey, Decided, Hold, claim_key
 from ledger.decide import Stamp
 from ledger.ids import time_ordered_id, utc_now
 from ledger.outcome import Outcome
-from ledger.payments import PaymentProvider, SandboxProvider
+from ledger.payments import PaymentProvider, ProviderUnavailable, SandboxProvider
 from ledger.refused import fault, refused
 from ledger.retry import first_line, transient
 from ledger.state import BusinessState
 from ledger.states import Draft, Item, States, orders_kept_max
 from ledger.store import Claim, IntegrityError, Statement, Store
-from ledger.webhook import read
+from ledger.webhook import Payment, unrecorded
 
 __all__ = ["Extra", "Handled", "Ledger", "time_ordered_id", "utc_now"]
 
@@ -103,10 +103,24 @@ class Ledger:
             unsigned_webhooks.count(self.store, self.now())  # counted for the owner, never in the log
             out = unsigned_webhooks.outcome()
         else:
-            item = read(body)
-            with self._lock:
-                [out] = self._handle([item], [body], None).outcomes
+            out = self._signed_webhook(body)
         observe.decided("provider", [out], time.perf_counter() - started)
+        return out
+
+    def _signed_webhook(self, body: bytes) -> Outcome:
+        """A verified body, read in the provider's format and, for a payment, checked against
+        the provider's own record before the writer takes it (that call holds no lock)."""
+        item = self.provider.read(body)
+        if item is None:  # an event that is no payment: nothing to record
+            return unrecorded("ignored", None)
+        if isinstance(item, Payment):
+            try:
+                item = self.provider.confirm(item)
+            except ProviderUnavailable as exc:  # nothing recorded: the provider's retry is wanted
+                log.warning("%s could not confirm a payment: %s", self.provider.name, exc)
+                return unrecorded("refused", "provider_unavailable")
+        with self._lock:
+            [out] = self._handle([item], [body], None).outcomes
         return out
 
     def record(self, make: Callable[[Stamp], tuple[list[ev.Event], Sequence[Executable]]]) -> list[ev.Event]:

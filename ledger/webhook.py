@@ -41,11 +41,13 @@ class Payment:
     reference: str
     amount: int
     body: bytes = field(default=b"", repr=False)  # as verified: its hash is the provider's claim
+    currency: str | None = None  # ISO 4217, as the provider's record has it (the sandbox sends none)
+    record_id: str | None = None  # the provider's own id of the payment's record, where it is not the reference
 
 
 @dataclass(frozen=True)
 class Refusal:
-    reason: str  # malformed, unknown_reference, provider_event_reused, amount_too_large
+    reason: str  # malformed, unknown_reference, provider_event_reused, amount_too_large, provider_mismatch
     error: str
     raw: str
     provider_event_id: str | None = None
@@ -100,6 +102,8 @@ def decide_payment(state: BusinessState, payment: Payment, stamp: Stamp, reused:
     order_id = state.link_orders.get(payment.reference)
     if order_id is None:
         return refused("unknown_reference", f"no link {payment.reference!r} in this business")
+    if payment.currency is not None and state.currency is not None and payment.currency != state.currency:
+        return refused("provider_mismatch", f"paid in {payment.currency}, the business trades in {state.currency}")
     order = state.orders[order_id]
     too_large = over_amount_max("paid", order.paid + payment.amount)
     if too_large:
@@ -117,3 +121,23 @@ def decide_payment(state: BusinessState, payment: Payment, stamp: Stamp, reused:
                                customer_id=order.customer_id, reference=payment.reference,
                                amount=payment.amount, provider_event_id=payment.provider_event_id,
                                flags=flags, overpaid_amount=overpaid)]
+
+
+def unrecorded(status: str, reason: str | None) -> dict[str, Any]:
+    """The answer to a signed delivery that records nothing: an event that is no payment
+    (`ignored`), or a payment the provider could not confirm now (`provider_unavailable`)."""
+    return {"provider_event_id": None, "business_id": None, "status": status, "reason": reason,
+            "duplicate": False, "events": [], "order_id": None, "reference": None, "amount": None, "flags": []}
+
+
+# The real providers' readers (ledger/providers/) read their bodies the same way.
+peek, id_or_none = _peek, _id_or_none
+
+
+def malformed(body: bytes, error: str, provider_event_id: str | None = None, business_id: str | None = None) -> Refusal:
+    return Refusal("malformed", error, excerpt(body), id_or_none(provider_event_id), id_or_none(business_id))
+
+
+def mismatch(payment: Payment, error: str) -> Refusal:
+    """The provider's own record of the payment is not what its webhook said (CONTRACT 7)."""
+    return Refusal("provider_mismatch", error, excerpt(payment.body), payment.provider_event_id, payment.business_id)

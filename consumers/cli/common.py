@@ -13,6 +13,7 @@ from consumers.cli.extras import require
 
 if TYPE_CHECKING:
     from commands.parsing import Oversized
+    from ledger.payments import PaymentProvider
     from ledger.service import Ledger
     from ledger.store import Store
 
@@ -95,7 +96,19 @@ def open_store(args: argparse.Namespace, create: bool = True) -> Store:
 def open_ledger(args: argparse.Namespace) -> Ledger:
     from ledger.service import Ledger  # the parser and every command model: only for the subcommands that decide
 
-    return Ledger(open_store(args))
+    return Ledger(open_store(args), payment_provider())
+
+
+def payment_provider() -> PaymentProvider:
+    """The adapter `LEDGER_PAYMENT_PROVIDER` names; a bad configuration is a usage error."""
+    from ledger.payments import PaymentConfigError, provider_env, provider_from_env
+
+    if os.environ.get(provider_env, "sandbox") in ("paystack", "stripe"):
+        require("payments")
+    try:
+        return provider_from_env()
+    except PaymentConfigError as exc:
+        raise UsageError(str(exc)) from exc
 
 
 def since(value: str) -> str:

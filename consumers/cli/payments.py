@@ -11,10 +11,10 @@ import asyncio
 import sys
 from typing import TYPE_CHECKING
 
-from consumers.cli.common import UsageError, add_db, add_listen, emit, open_store
+from consumers.cli.common import UsageError, add_db, add_listen, emit, open_store, payment_provider
 from consumers.cli.extras import require
 from consumers.http.site import webhook_path
-from ledger.payments import PaymentConfigError, SandboxProvider, provider_from_env, secret_env
+from ledger.payments import PaymentConfigError, SandboxProvider, secret_env
 
 if TYPE_CHECKING:
     from ledger.store import Store
@@ -44,13 +44,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     w.set_defaults(run=webhook)
 
 
-def _provider():
-    try:
-        return provider_from_env()
-    except PaymentConfigError as exc:
-        raise UsageError(str(exc)) from exc
-
-
 def link_business(store: Store, reference: str) -> str | None:
     """The business that issued the link `reference`, read from the log."""
     return next((e.business_id for _, e in store.notifications(types=["PaymentLinkIssued"])
@@ -60,7 +53,7 @@ def link_business(store: Store, reference: str) -> str | None:
 def simulate(args: argparse.Namespace) -> int:
     from ledger.service import Ledger, time_ordered_id  # the parser and the command models
 
-    provider = _provider()
+    provider = payment_provider()
     if not isinstance(provider, SandboxProvider):
         raise UsageError(f"simulate plays the sandbox provider, not {provider.name!r} (LEDGER_PAYMENT_PROVIDER)")
     store = open_store(args)
@@ -79,7 +72,7 @@ def webhook(args: argparse.Namespace) -> int:
     from consumers.http.webhook import serve  # aiohttp, which builds its SSL contexts at import
     from ledger.service import Ledger
 
-    provider = _provider()
+    provider = payment_provider()
     public_secret = getattr(provider, "uses_default_secret", False)
     if public_secret and not args.sandbox:
         raise UsageError(f"{secret_env} is not set: refusing to take payments without a secret of your own "

@@ -2,7 +2,8 @@
 `GET /metrics` (consumers/http/ops.py).
 
 The handler only carries bytes: the raw body and the headers go to `Ledger.handle_webhook`,
-the one verification path (`ledger payments simulate` uses it too). Answers:
+the one verification path (`ledger payments simulate` uses it too), which reads them in the
+configured provider's own format (the sandbox's section 7 body, Paystack's, Stripe's). Answers:
 
 - 200 with the outcome: accepted, a duplicate, and the refusals of a well-formed signed
   body, `unknown_reference`, `provider_event_reused` and `amount_too_large` (recorded;
@@ -10,6 +11,9 @@ the one verification path (`ledger payments simulate` uses it too). Answers:
   help, while providers retry every non-2xx answer for days);
 - 401 `bad_signature` (counted per hour, never in the log: anyone can send one);
 - 400 `malformed` (recorded in the log as `WebhookRefused`);
+- 503 `provider_unavailable`: a real provider's API could not confirm the payment now
+  (nothing recorded: the provider retries); 200 `ignored` for a signed event that is no
+  payment (nothing recorded);
 - 413 for a body over `webhook_body_bytes_max` (aiohttp refuses it before it is read);
 - 500 when the database fails: nothing was recorded and the provider's retry is wanted.
 """
@@ -31,7 +35,7 @@ log = logging.getLogger("ledger.webhook")
 webhook_body_bytes_max = 64 * 1024  # a charge notification is a few hundred bytes
 
 LEDGER = web.AppKey("ledger", Ledger)
-_STATUS = {"bad_signature": 401, "malformed": 400}
+_STATUS = {"bad_signature": 401, "malformed": 400, "provider_unavailable": 503}
 
 
 def http_status(outcome: dict[str, Any]) -> int:

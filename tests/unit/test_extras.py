@@ -45,7 +45,7 @@ def test_the_base_install_holds_none_of_the_doors_libraries():
 
 
 def test_every_door_is_in_all_and_all_in_test():
-    assert PROJECT["optional-dependencies"]["all"] == [f"{DISTRIBUTION}[kafka,postgres,web,mcp]"]
+    assert PROJECT["optional-dependencies"]["all"] == [f"{DISTRIBUTION}[kafka,postgres,web,mcp,payments]"]
     assert f"{DISTRIBUTION}[all]" in PROJECT["optional-dependencies"]["test"]
 
 
