@@ -228,9 +228,24 @@ def process(b: Bench) -> list[Row]:
                       "naive save()/cmd", 8)]
 
 
+def whatif(b: Bench) -> list[Row]:
+    """`ledger whatif` against `ledger replay` over the same claimed log, in CPU seconds, and its
+    memory from a tenth of the decisions to the end."""
+    runs = [b.run("whatif", "--events", str(b.sizes.replay_events), round_=n) for n in range(b.rounds)]
+    ratios = sorted(r["whatif_vs_replay_cpu"] for r in runs)
+    r = runs[len(runs) // 2]
+    growth = max(r["rss_end_mb"] / r["rss_tenth_mb"] - 1 for r in runs)
+    unchanged = all(r["changed"] == 0 for r in runs)
+    return [Row(f"whatif, no change, SQLite, {r['events']:,} events (CPU)", f"{r['whatif_cpu_s']:.2f} s",
+                f"replay {r['replay_cpu_s']:.2f} s", f"{median(ratios):.2f}x", ">= 0.5x replay's speed",
+                median(ratios) >= 0.5),
+            Row("whatif memory (RSS, a tenth -> the end)", f"{r['rss_end_mb']:.0f} MB", f"{r['rss_tenth_mb']:.0f} MB",
+                f"{growth:+.0%}", "within 10%, every outcome as recorded", abs(growth) <= 0.10 and unchanged)]
+
+
 TARGETS: dict[str, Callable[[Bench], list[Row]]] = {
     "serve": serve_sqlite, "serve-pg": serve_pg, "latency": latency, "replay": replay, "memory": memory,
-    "process": process}
+    "process": process, "whatif": whatif}
 
 
 def print_table(rows: list[Row]) -> None:
