@@ -1,0 +1,169 @@
+"""The simulated deployment: one database, two `serve` processes that take the partitions in
+turn, a webhook door, and a broker that is a list per partition.
+
+The ledger runs as the doors run it: `Ledger.handle` with the Kafka door's own statements
+(the fenced offsets of consumers/kafka/offsets.py and the outbox rows of outbox.py) in the
+batch's transaction, and `Ledger.handle_webhook`. What stands in for Kafka is in memory, and
+so is the publisher: after a commit it sends what the batch owes and deletes the row, as
+consumers/kafka/publisher.py does. Faults are raised from inside the database driver's path
+(an SQLAlchemy hook before any statement), so a "killed" writer stops exactly there.
+"""
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiokafka import TopicPartition
+from aiokafka.structs import ConsumerRecord
+from sqlalchemy import event
+from sqlalchemy.exc import OperationalError
+
+from consumers.kafka import offsets, outbox
+from consumers.kafka.progress import Progress, read_stored
+from consumers.kafka.topics import SOURCE_HEADER, Topics
+from ledger.service import Ledger
+from ledger.store import Store, execute
+
+GROUP = "ledger"
+TOPICS = Topics()
+PARTITIONS = {"agent": TopicPartition(TOPICS.commands, 0), "owner": TopicPartition(TOPICS.admin, 0)}
+
+
+class Killed(BaseException):
+    """The process died here: nothing of ours catches it, as nothing catches a kill -9."""
+
+
+class Faults:
+    """Armed by the run: the n-th statement from now raises."""
+
+    def __init__(self, store: Store) -> None:
+        self.armed: tuple[str, int] | None = None
+        self.injected: dict[str, int] = {}
+        event.listen(store.engine, "before_cursor_execute", self._before)
+
+    def arm(self, kind: str, statement: int) -> None:
+        self.armed = (kind, statement)
+
+    def _before(self, conn: Any, cursor: Any, statement: str, parameters: Any, context: Any, many: bool) -> None:
+        if self.armed is None:
+            return
+        kind, left = self.armed
+        if left > 1:
+            self.armed = (kind, left - 1)
+            return
+        self.armed = None
+        self.injected[kind] = self.injected.get(kind, 0) + 1
+        if kind == "kill":
+            raise Killed(statement[:60])
+        raise OperationalError(statement[:60], {}, Exception("the simulated database refused"))
+
+
+class Clock:
+    def __init__(self, rng: random.Random) -> None:
+        self.rng, self.micros = rng, 1_790_000_000 * 10**6  # 2026-09
+
+    def now(self) -> str:
+        import datetime as dt
+
+        self.micros += self.rng.randint(1, 2000)
+        at = dt.datetime.fromtimestamp(self.micros / 10**6, dt.timezone.utc)
+        return at.isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+    def jump(self, seconds: int) -> None:
+        self.micros = max(0, self.micros + seconds * 10**6)
+
+
+@dataclass
+class Broker:
+    """Each partition's messages, in offset order, as (value, the command as sent or None)."""
+    logs: dict[TopicPartition, list[tuple[bytes, Any]]] = field(
+        default_factory=lambda: {tp: [] for tp in PARTITIONS.values()})
+    published: list[outbox.Message] = field(default_factory=list)
+    answered: set[tuple[str, int, int]] = field(default_factory=set)  # sources an outcome was published for
+
+    def send(self, door: str, value: bytes, sent: Any) -> None:
+        self.logs[PARTITIONS[door]].append((value, sent))
+
+    def publish(self, messages: list[outbox.Message]) -> None:
+        for m in messages:
+            self.published.append(m)
+            if m.target == TOPICS.outcomes:
+                source = dict(m.headers).get(SOURCE_HEADER, b"").decode().rsplit("/", 2)
+                self.answered.add((source[0], int(source[1]), int(source[2])))
+
+
+class Serve:
+    """One `ledger serve` process: its Ledger (and so its cache) lives as long as it does."""
+
+    def __init__(self, store: Store, broker: Broker, clock: Clock, new_id: Callable[[], str]) -> None:
+        self.store, self.broker = store, broker
+        self.ledger = Ledger(store, now=clock.now, new_id=new_id)
+        self.progress = Progress()
+        self.owed: list[outbox.Owed] = []
+        self.forget_first = False  # the planted bug `outbox_deleted`
+
+    def assign(self) -> None:
+        """Take the partitions as the database says (a rebalance, or a start): publish what a
+        crashed holder owed, then go on from the stored offsets."""
+        stored = read_stored(self.store.engine, GROUP, PARTITIONS.values())
+        self.progress = Progress()
+        self.progress.assign(stored, PARTITIONS.values())
+        self.owed = list(stored.owed)
+
+    def apply(self, door: str, batch: int) -> list[tuple[ConsumerRecord, dict]]:
+        """The next records of a door, decided and written with their offsets and outbox rows."""
+        tp = PARTITIONS[door]
+        records = self._records(tp, batch)
+        if not records:
+            return []
+        seen = self.progress.applied([tp]).get(tp)
+
+        def statements(outcomes: list[dict], encoded: list[bytes]) -> tuple[list, list[outbox.Owed]]:
+            owed = outbox.owed(TOPICS, records, outcomes, encoded)
+            return [offsets.advance(GROUP, seen, records[-1]), *outbox.insert(GROUP, owed)], owed
+
+        handled = self.ledger.handle([r.value for r in records], door, statements)
+        self.progress.moved({tp: records[-1].offset})
+        self.owed.extend(handled.extra)
+        return list(zip(records, handled.outcomes))
+
+    def publish(self, crash_between: bool = False) -> None:
+        """Send what is owed, then delete its rows (the planted bug: the other way round)."""
+        owed, self.owed = self.owed, []
+        if not owed:
+            return
+        if self.forget_first:
+            self._forget(owed)
+            if crash_between:
+                raise Killed("between the outbox delete and the publish")
+            self.broker.publish([m for o in owed for m in o.messages])
+            return
+        self.broker.publish([m for o in owed for m in o.messages])
+        if crash_between:
+            raise Killed("between the publish and the outbox delete")
+        self._forget(owed)
+
+    def _forget(self, owed: list[outbox.Owed]) -> None:
+        upto: dict[TopicPartition, int] = {}
+        for o in owed:
+            upto[o.tp] = max(upto.get(o.tp, -1), o.offset)
+        with self.store.engine.begin() as conn:
+            for statement in outbox.forget(GROUP, upto):
+                execute(conn, statement)
+
+    def resync(self) -> None:
+        """After a failed write: what the database holds is the truth (another process may have
+        applied these records)."""
+        stored = read_stored(self.store.engine, GROUP, PARTITIONS.values())
+        self.progress.resync(stored, PARTITIONS.values())
+
+    def _records(self, tp: TopicPartition, batch: int) -> list[ConsumerRecord]:
+        log = self.broker.logs[tp]
+        applied = self.progress.applied([tp]).get(tp)
+        start = 0 if applied is None else applied + 1
+        found = [ConsumerRecord(tp.topic, tp.partition, offset, 0, 0, None, log[offset][0], None, 0,
+                                len(log[offset][0]), ())
+                 for offset in range(start, min(len(log), start + batch))]
+        return self.progress.unapplied(tp, found)

@@ -1,0 +1,223 @@
+"""One seeded run: the script's actions carried out against the real ledger, the reference
+model fed every outcome in the order the ledger decided it, every invariant checked after
+every step. The first broken one ends the run as a `Violation`.
+"""
+from __future__ import annotations
+
+import hashlib
+import random
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from eventsourcing.persistence import IntegrityError, OperationalError as StoreOperationalError
+from sqlalchemy import event
+from sqlalchemy.exc import OperationalError
+
+from ledger.payments import SandboxProvider
+from ledger.service import Ledger
+from ledger.store import Store
+from sim import actors, commands
+from sim.actors import Action
+from sim.checks import Checks, Violation
+from sim.cluster import Broker, Clock, Faults, Killed, Serve
+from sim.model import Model
+
+__all__ = ["Result", "Violation", "run"]
+
+_REFUSED = (OperationalError, StoreOperationalError)
+
+
+@dataclass
+class Result:
+    seed: int
+    steps: int
+    violation: Violation | None = None
+    faults: dict[str, int] = field(default_factory=dict)
+    trace: str = ""  # a digest of every outcome, step by step: the same seed, the same trace
+
+    @property
+    def ok(self) -> bool:
+        return self.violation is None
+
+
+class Run:
+    def __init__(self, seed: int, folder: Path, plant: str | None = None) -> None:
+        self.rng = random.Random(seed ^ 0x5EED)
+        self.store = Store(f"sqlite:///{folder / 'sim.db'}")
+        # No fsync: a simulated crash is the process's, never the machine's, so what a commit
+        # wrote is there either way; waiting for the disk would only slow every step.
+        event.listen(self.store.engine, "connect", lambda conn, _: conn.execute("PRAGMA synchronous=OFF"))
+        self.store.create_tables()
+        from consumers.kafka import offsets, outbox
+
+        self.store.create_tables(offsets.metadata, outbox.metadata)
+        self.faults = Faults(self.store)
+        self.clock = Clock(self.rng)
+        self.broker, self.model = Broker(), Model()
+        self.serves = [self._serve(), self._serve()]
+        self.active = 0
+        self.serves[0].assign()
+        self.provider = SandboxProvider("sim-secret-" + "x" * 32)
+        self.webhook = self._webhook_door()
+        self.sent = commands.Sent(self.rng)
+        self.checks = Checks(self.store, self.model)
+        self.pending: dict[str, Action] = {}  # faults waiting for the next door action
+        self.plant = plant
+        self.digest = hashlib.sha256()
+
+    def _ids(self) -> str:
+        return f"{self.rng.getrandbits(64):016x}"
+
+    def _serve(self) -> Serve:
+        serve = Serve(self.store, self.broker, self.clock, self._ids)
+        serve.forget_first = getattr(self, "plant", None) == "outbox_deleted"
+        return serve
+
+    def _webhook_door(self) -> Ledger:
+        return Ledger(self.store, provider=self.provider, now=self.clock.now, new_id=self._ids)
+
+    # --- steps ------------------------------------------------------------------
+
+    def step(self, n: int, action: Action) -> None:
+        self.checks.begin(n, action)
+        handler = getattr(self, "_" + action.name, None)
+        if handler is not None:
+            handler(action)
+        elif action.is_fault:
+            self.pending[action.name] = action
+        else:
+            self.sent.send(self.broker, self.model, action, self.pending)
+        self.checks.after_step(self.broker, self.serves[self.active], wrote=handler is not None)
+
+    def _apply(self, action: Action) -> None:
+        self._apply_on(self.serves[self.active], action.arg("door"), action.arg("batch"))
+
+    def _apply_on(self, serve: Serve, door: str, batch: int) -> None:
+        try:
+            with self._armed():
+                decided = serve.apply(door, batch)
+        except Killed:
+            self._died(serve)
+            return
+        except (IntegrityError, *_REFUSED):  # fenced by a newer holder, or the database refused
+            serve.resync()
+            return
+        for record, out in decided:
+            self.digest.update(f"{record.offset}:{out['status']}:{out['reason']}".encode())
+            self.checks.decided(door, self.broker.logs[self._tp(door)][record.offset][1], out)
+        try:
+            serve.publish(crash_between=self.pending.pop("crash_publish", None) is not None)
+        except Killed:
+            self._died(serve)
+
+    def _tp(self, door: str) -> Any:
+        from sim.cluster import PARTITIONS
+
+        return PARTITIONS[door]
+
+    def _died(self, serve: Serve) -> None:
+        """A process killed: its memory is gone; its replacement starts from the database."""
+        index = self.serves.index(serve)
+        self.serves[index] = replacement = self._serve()
+        if index == self.active:
+            replacement.assign()
+            replacement.publish()
+
+    def _rebalance(self, action: Action) -> None:
+        """The partitions move to the other process; the old holder, not yet told, writes the
+        batch it had in hand (a zombie): the fence must keep it from applying anything twice."""
+        old = self.serves[self.active]
+        self.active = 1 - self.active
+        self.serves[self.active].assign()
+        self.serves[self.active].publish()
+        self._apply_on(old, self.rng.choice(("agent", "owner")), self.rng.randint(1, 4))
+
+    def _clock_jump(self, action: Action) -> None:
+        self.clock.jump(action.arg("seconds"))
+
+    def _analyse(self, action: Action) -> None:
+        self.checks.analyse(action.arg("what"))
+
+    def _pay(self, action: Action) -> None:
+        paid = commands.payment(self.model, action, self.rng)
+        if paid is not None:
+            self._webhook_call(*paid)
+
+    def _pay_again(self, action: Action) -> None:
+        again = self.sent.earlier_payment(action.arg("back"), reused=False)
+        if again is not None:
+            self._webhook_call(*again)
+
+    def _pay_reused(self, action: Action) -> None:
+        again = self.sent.earlier_payment(action.arg("back"), reused=True)
+        if again is not None:
+            self._webhook_call(*again)
+
+    def _pay_unknown(self, action: Action) -> None:
+        self._webhook_call(f"evt-{self._ids()}", actors.BUSINESSES[action.arg("business")], "lnk-nowhere", 100)
+
+    def _webhook_call(self, event_id: str, business_id: str, reference: str, amount: int) -> None:
+        body, headers = self.provider.charge(event_id=event_id, business_id=business_id, reference=reference,
+                                             amount=amount)
+        expected = self.model.expect_payment(event_id, business_id, reference, amount, body)
+        try:
+            with self._armed():
+                out = self.webhook.handle_webhook(body, headers)
+        except Killed:
+            self.webhook = self._webhook_door()
+            return  # the provider retries later: `pay_again`
+        except _REFUSED:
+            return
+        finally:
+            self.sent.payments.append((event_id, business_id, reference, amount))
+        self.digest.update(f"pay:{out['status']}:{out['reason']}".encode())
+        self.checks.paid(expected, (event_id, business_id, reference, amount, body), out)
+
+    def _armed(self) -> Any:
+        """The next fault waiting (a kill or a refusal at its n-th statement), for this door action alone."""
+        import contextlib
+
+        fault = self.pending.pop("kill", None) or self.pending.pop("db_error", None)
+
+        @contextlib.contextmanager
+        def armed():
+            if fault is not None:
+                self.faults.arm(fault.name, fault.arg("statement"))
+            try:
+                yield
+            finally:
+                self.faults.armed = None
+        return armed()
+
+
+def run(seed: int, actions: list[Action], plant: str | None = None) -> Result:
+    folder = Path(tempfile.mkdtemp(prefix=f"sim-{seed}-"))
+    try:
+        from sim import plants
+
+        with plants.planted(plant):
+            sim = Run(seed, folder, plant)
+            try:
+                for n, action in enumerate(actions):
+                    sim.step(n, action)
+                sim.checks.at_end(sim.broker, sim.serves[sim.active])
+                violation = None
+            except Violation as found:
+                violation = found
+            sim.store.close()
+        faults = {**sim.faults.injected, **{k: v for k, v in sim.sent.faults.items()}}
+        return Result(seed, len(actions), violation, faults, sim.digest.hexdigest())
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def run_seed(seed_steps_plant: tuple[int, int, str | None]) -> Result:
+    """`run` of a seed's own script (one argument: what a process pool maps)."""
+    seed, steps, plant = seed_steps_plant
+    result = run(seed, actors.script(seed, steps).actions, plant)
+    if result.violation is not None:
+        result.violation.action = None  # travels back from a pool process without it
+    return result
