@@ -42,6 +42,9 @@ Decide = Callable[[BusinessState, Any, Stamp], list[ev.Event]]
 
 # Refusals made at the door or by the claims, not by `decide`: the same in any world.
 _DOOR_REASONS = frozenset({"not_permitted", "command_id_reused"})
+# What the shell writes around a decision (a link asked of the provider, and its failure): in
+# the what-if world a link is asked for only where it decides one.
+_SHELLS = (ev.PaymentLinkRequested, ev.PaymentLinkFailed)
 # Blocks that say an owner command's target does not exist yet: a change waits for it.
 _NOT_YET = frozenset({"unknown_customer", "unknown_product"})
 
@@ -212,6 +215,8 @@ class Replay:
         if counted:
             self.whatif.totals.add(whatif)
         if business_id in self.parted:
+            if whatif is recorded:  # as recorded: but a link the shell asked for is the recorded world's
+                whatif = [e for e in whatif if type(e) not in _SHELLS]
             self.whatif.fold(whatif, counted=False)
 
     def _redecide(self, position: int, events: list[ev.Event]) -> Redecided:
@@ -230,6 +235,9 @@ class Replay:
         stamp = Stamp(first.recorded_at, _stamp_id(first, recorded))
         events = self.decide(self.state(first.business_id), command, stamp)
         ev.with_claim(events[0], first.claimed)
+        failed = {e.reference for e in recorded if type(e) is ev.PaymentLinkFailed}
+        if failed and any(type(e) is ev.PaymentLinkIssued and e.reference in failed for e in events):
+            return list(recorded), ["the provider made no link: its answer is taken as recorded"]
         return _with_urls(events, recorded)
 
     def _payment(self, paid: ev.PaymentReceived) -> tuple[list[ev.Event], list[str]]:

@@ -112,10 +112,12 @@ class Serve:
         self.progress.assign(stored, PARTITIONS.values())
         self.owed = list(stored.owed)
 
-    def apply(self, door: str, batch: int) -> list[tuple[ConsumerRecord, dict]]:
-        """The next records of a door, decided and written with their offsets and outbox rows."""
+    def next_records(self, door: str, batch: int) -> list[ConsumerRecord]:
+        return self._records(PARTITIONS[door], batch)
+
+    def apply(self, door: str, records: list[ConsumerRecord]) -> list[tuple[ConsumerRecord, dict]]:
+        """These records of a door, decided and written with their offsets and outbox rows."""
         tp = PARTITIONS[door]
-        records = self._records(tp, batch)
         if not records:
             return []
         seen = self.progress.applied([tp]).get(tp)

@@ -92,17 +92,34 @@ class Run:
             self.sent.send(self.broker, self.model, action, self.pending)
         self.checks.after_step(self.broker, self.serves[self.active], wrote=handler is not None)
 
+    def drain(self, step: int) -> None:
+        """The run's end: no more faults; the holder applies whatever is left."""
+        self.pending.clear()
+        serve = self.serves[self.active]
+        serve.publish()
+        for door in ("owner", "agent"):
+            while True:
+                self.checks.begin(step, None)
+                before = serve.progress.applied().get(self._tp(door))
+                self._apply_on(serve, door, 50)
+                self.checks.after_step(self.broker, serve)
+                if serve.progress.applied().get(self._tp(door)) == before:
+                    break
+
     def _apply(self, action: Action) -> None:
         self._apply_on(self.serves[self.active], action.arg("door"), action.arg("batch"))
 
     def _apply_on(self, serve: Serve, door: str, batch: int) -> None:
+        records = serve.next_records(door, batch)
         try:
             with self._armed():
-                decided = serve.apply(door, batch)
+                decided = serve.apply(door, records)
         except Killed:
+            self._reconcile(door, records)
             self._died(serve)
             return
         except (IntegrityError, *_REFUSED):  # fenced by a newer holder, or the database refused
+            self._reconcile(door, records)
             serve.resync()
             return
         for record, out in decided:
@@ -112,6 +129,23 @@ class Run:
             serve.publish(crash_between=self.pending.pop("crash_publish", None) is not None)
         except Killed:
             self._died(serve)
+
+    def _reconcile(self, door: str, records: list) -> None:
+        """A batch killed after a write that committed part of it (the decisions before a link
+        is asked of the provider): those decisions stand, and their outcome comes later as a
+        duplicate; the model learns each from the log, in order, as if it had been answered."""
+        from ledger.evidence import decisions
+
+        for record in records:
+            sent = self.broker.logs[self._tp(door)][record.offset][1]
+            command = sent["command"]
+            command_id = command.get("command_id") if isinstance(command, dict) else None
+            if not isinstance(command_id, str) or sent.get("malformed"):
+                continue
+            found = decisions(self.store, command_id, command.get("business_id")).get(command.get("business_id"))
+            if found is None or not any(p > self.checks.position for p, _ in found.events):
+                continue
+            self.checks.decided(door, sent, found.record()["outcome"])
 
     def _tp(self, door: str) -> Any:
         from sim.cluster import PARTITIONS
@@ -203,6 +237,7 @@ def run(seed: int, actions: list[Action], plant: str | None = None) -> Result:
             try:
                 for n, action in enumerate(actions):
                     sim.step(n, action)
+                sim.drain(len(actions))
                 sim.checks.at_end(sim.broker, sim.serves[sim.active])
                 violation = None
             except Violation as found:
