@@ -17,7 +17,7 @@ BASE := $(VENV)/.installed-base
 # Every door, the test broker, the browser driver, the test tools, and pip (the tests build a wheel with it).
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench clean browser screenshots broker
+.PHONY: demo test bench clean browser screenshots broker sim
 
 $(UV):
 	$(PYTHON) -m venv --without-pip $(VENV)
@@ -63,6 +63,12 @@ browser:
 # the browser test; axe-core, which it runs on every page, is vendored in tests/vendor (nothing to fetch).
 screenshots: $(STAMP) browser
 	LEDGER_SCREENSHOT_DIR=docs $(BIN)/pytest tests/e2e/test_web_browser.py
+
+# The simulation's fixed seeds (docs/sim.md): SIM_SEEDS x SIM_STEPS, on both cores.
+SIM_SEEDS ?= 100
+SIM_STEPS ?= 500
+sim: $(STAMP)
+	$(BIN)/python -m sim --seeds $(SIM_SEEDS) --steps $(SIM_STEPS) --jobs 2
 
 bench: $(STAMP)
 	$(COMPILE_OWN) >/dev/null

@@ -38,6 +38,7 @@ class Checks:
         self.projector = Projector(store)
         self.step, self.action = 0, None
         self.expected: Counter[str] = Counter()
+        self.recorded: set[tuple[str, int]] = set()  # (door, offset) of the records whose decision the log holds
 
     def fail(self, invariant: str, detail: str) -> None:
         raise Violation(self.step, invariant, detail, self.action)
@@ -47,8 +48,15 @@ class Checks:
 
     # --- every outcome against the model -----------------------------------------
 
-    def decided(self, door: str, sent: dict, out: dict) -> None:
+    def decided(self, door: str, sent: dict, out: dict, offset: int) -> None:
+        """One record's outcome, in the order the ledger decided it. A record decided again
+        (delivered again after a crash) is answered as a duplicate: recorded once."""
         command = sent["command"]
+        first = (door, offset) not in self.recorded
+        if not first and not out.get("duplicate"):
+            self.fail("each message recorded once", f"{door}/{offset} ({command.get('command_id')}) recorded again: {out['events']}")
+        if not out.get("duplicate"):
+            self.recorded.add((door, offset))
         if sent.get("malformed"):
             expected = Expected("rejected", "malformed", ["CommandRejected"])
         else:

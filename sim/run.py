@@ -124,7 +124,7 @@ class Run:
             return
         for record, out in decided:
             self.digest.update(f"{record.offset}:{out['status']}:{out['reason']}".encode())
-            self.checks.decided(door, self.broker.logs[self._tp(door)][record.offset][1], out)
+            self.checks.decided(door, self.broker.logs[self._tp(door)][record.offset][1], out, record.offset)
         try:
             serve.publish(crash_between=self.pending.pop("crash_publish", None) is not None)
         except Killed:
@@ -140,12 +140,19 @@ class Run:
             sent = self.broker.logs[self._tp(door)][record.offset][1]
             command = sent["command"]
             command_id = command.get("command_id") if isinstance(command, dict) else None
-            if not isinstance(command_id, str) or sent.get("malformed"):
+            if not isinstance(command_id, str):
+                continue
+            if sent.get("malformed"):
+                rejected = [e for p, e in self.store.notifications(self.checks.position + 1)
+                            if e.type == "CommandRejected" and e.command_id == command_id]
+                if rejected:
+                    self.checks.decided(door, sent, {"status": "rejected", "reason": "malformed",
+                                                     "events": ["CommandRejected"]}, record.offset)
                 continue
             found = decisions(self.store, command_id, command.get("business_id")).get(command.get("business_id"))
             if found is None or not any(p > self.checks.position for p, _ in found.events):
                 continue
-            self.checks.decided(door, sent, found.record()["outcome"])
+            self.checks.decided(door, sent, found.record()["outcome"], record.offset)
 
     def _tp(self, door: str) -> Any:
         from sim.cluster import PARTITIONS
