@@ -23,6 +23,7 @@ import orjson
 
 from bench import synthetic
 from ledger import events as ev
+from ledger.decide import link_reference
 from ledger.store import Store
 from ledger.whatif import Replay
 from projections.projector import Projector
@@ -61,7 +62,15 @@ _BLOCKED = {
 
 
 def claimed_events(count: int, businesses: int) -> Iterator[ev.Event]:
+    """bench.synthetic's log, each command's claim on its first event and each link's reference
+    what `decide` derives from its command (the payment to it follows)."""
+    references: dict[str, str] = {}
     for e in synthetic.events(count, businesses):
+        if type(e) is ev.PaymentLinkIssued:
+            references[e.reference] = link_reference(e.business_id, e.command_id)
+        if type(e) in (ev.PaymentLinkIssued, ev.PaymentReceived):
+            e = dataclasses.replace(e, reference=references.pop(e.reference) if type(e) is ev.PaymentReceived
+                                    else references[e.reference])
         claim = _claim(e)
         yield e if claim is None else dataclasses.replace(e, claimed=claim)
 

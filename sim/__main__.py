@@ -16,7 +16,7 @@ import sys
 import time
 
 from sim import actors, shrink
-from sim.run import run, run_seed
+from sim.run import run_seed
 
 
 def main(argv: list[str] | None = None) -> int:
