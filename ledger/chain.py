@@ -1,31 +1,38 @@
 """The tamper-evident log (CONTRACT 12): every stored event chained to the one before.
 
-Each event's link is SHA-256 over the previous link, its position (8 bytes, big-endian),
-its type (2-byte length, then UTF-8) and its stored bytes, kept in `ledger_chain` beside
-the event, in the event's own transaction. The first link's previous link is 32 zero bytes.
-Anyone holding the events can recompute the chain; `verify` does, and names the first
-position where the stored log and its chain part ways. What an editor of the database
-who also rewrites the chain cannot fake is a head kept elsewhere: `verify --since-head`.
+Each event's link is SHA-256 over the whole stored row and the link before it:
 
-A log written before the chain existed is chained whole when a writer first opens it
-(`chain_legacy`), under the events table's lock: from then on every write extends it.
+    previous link (32 bytes) || position, stream version (8 bytes each, big-endian, signed)
+    || stream id (16 bytes) || type's length (2 bytes, big-endian) || type (UTF-8) || stored bytes
+
+kept in `ledger_chain` beside the event, in the event's own transaction. The first link's
+previous link is 32 zero bytes. Every part but the last has a fixed length or says its
+length, so no two rows hash the same bytes: an event moved to another stream, its version
+changed, two versions swapped, or any byte edited no longer gives its link. Anyone holding
+the events can recompute the chain; `chain_verify` does. What an editor of the database who
+also rewrites the chain cannot fake is a head kept elsewhere: `verify --since-head`.
+
+A log is chained from its first event or not at all: a log whose chain is missing, or ends
+before or after the log does, is never chained anew. Every writer opens the store through
+`require_whole`, which refuses such a log (ChainBroken) and points at `ledger verify`.
 """
 from __future__ import annotations
 
 import hashlib
-from bisect import bisect_right
-from collections.abc import Iterable, Iterator, Sequence
-from operator import itemgetter
-from dataclasses import dataclass
+import struct
+import uuid
+from collections.abc import Iterable, Sequence
 from typing import Any
 
+from eventsourcing.persistence import PersistenceError
 from sqlalchemy import BigInteger, Column, LargeBinary, MetaData, Table, inspect
 from sqlalchemy.engine import Connection, Engine
 
 from ledger import sql
 
 GENESIS = bytes(32)
-chain_rows_per_page = 5000
+STREAM_BYTES = 16  # a stream id, as hashed: its UUID's 16 bytes
+topic_kinds_cached_max = 1024  # event types whose hashed prefix is kept (a tampered log may hold any number)
 
 metadata = MetaData()
 chain = Table(
@@ -34,32 +41,50 @@ chain = Table(
     Column("hash", LargeBinary, nullable=False),                            # 32 bytes
 )
 
+# (position, stream id's 16 bytes, stream version, type, stored bytes): a row as chained.
+Chained = tuple[int, bytes, int, str, bytes]
 
-def link(previous: bytes, position: int, topic: str, state: bytes) -> bytes:
-    return hashlib.sha256(b"".join((previous, position.to_bytes(8, "big"), _kind(topic), state))).digest()
+
+class ChainBroken(PersistenceError):
+    """The log and its chain do not end together: a writer must not extend it."""
 
 
-def links(previous: bytes, rows: Iterable[tuple[int, str, bytes]]) -> list[tuple[int, bytes]]:
-    """(position, link) for each (position, topic, state), in order, from `previous`: `link`
-    a row, written out (a batch's every event is chained here)."""
+_header = struct.Struct(">qq").pack  # position, stream version
+
+
+def links(previous: bytes, rows: Iterable[Chained]) -> list[tuple[int, bytes]]:
+    """(position, link) for each row, in order, chained from `previous`."""
     out = []
-    sha256, kinds = hashlib.sha256, _KINDS
-    for position, topic, state in rows:
+    sha256, kinds, header = hashlib.sha256, _KINDS, _header
+    for position, stream, version, topic, state in rows:
         kind = kinds.get(topic) or _kind(topic)
-        previous = sha256(b"".join((previous, position.to_bytes(8, "big"), kind, state))).digest()
+        previous = sha256(b"".join((previous, header(position, version), stream, kind, state))).digest()
         out.append((position, previous))
     return out
+
+
+def link(previous: bytes, position: int, stream: bytes, version: int, topic: str, state: bytes) -> bytes:
+    return links(previous, [(position, stream, version, topic, state)])[0][1]
 
 
 _KINDS: dict[str, bytes] = {}  # an event type's part of its links: its length (2 bytes, big-endian), then UTF-8
 
 
 def _kind(topic: str) -> bytes:
-    kind = _KINDS.get(topic)
-    if kind is None:
-        encoded = topic.encode()
-        kind = _KINDS[topic] = len(encoded).to_bytes(2, "big") + encoded
+    encoded = topic.encode()
+    kind = len(encoded).to_bytes(2, "big") + encoded
+    if len(_KINDS) < topic_kinds_cached_max:
+        _KINDS[topic] = kind
     return kind
+
+
+def stream_bytes(stream: Any) -> bytes:
+    """A stream id as hashed: a UUID's 16 bytes (PostgreSQL's driver gives UUIDs, SQLite's the
+    bytes). Anything else was not written by the ledger: ValueError."""
+    value = stream.bytes if type(stream) is uuid.UUID else stream
+    if type(value) is not bytes or len(value) != STREAM_BYTES:
+        raise ValueError("a stream id is 16 bytes")
+    return value
 
 
 HEAD = "SELECT position, hash FROM ledger_chain ORDER BY position DESC LIMIT 1"  # the last link written
@@ -74,167 +99,44 @@ def _head(row: Any) -> tuple[int, bytes]:
     return (0, GENESIS) if row is None else (row[0], bytes(row[1]))
 
 
-def extend(conn: Connection, positions: Sequence[int], rows: Sequence[tuple[Any, int, str, bytes]],
+def extend(conn: Connection, positions: Sequence[int], rows: Sequence[tuple[uuid.UUID, int, str, bytes]],
            head_row: Any) -> None:
-    """Chain a batch the caller just appended, in its transaction, from `head_row` (HEAD's row)
-    read while it holds the write lock (SQLite's one writer; the events table's lock on
-    PostgreSQL): the head is stable until the commit."""
-    _, previous = _head(head_row)
-    sql.insert_few(conn, "ledger_chain", _CHAIN_COLUMNS, ("bigint", "bytea"),
-                   links(previous, [(p, r[2], r[3]) for p, r in zip(positions, rows)]))
+    """Chain a batch the caller just appended (its (stream, version, type, bytes) rows), in its
+    transaction, from `head_row` (HEAD's row) read while it holds the write lock (SQLite's one
+    writer; the events table's lock on PostgreSQL): the head is stable until the commit."""
+    last, previous = _head(head_row)
+    if positions and last >= positions[0]:  # events were removed from the log's end, not their links
+        raise ChainBroken(f"the log's chain runs past the log (a link at position {last}, the next event at"
+                          f" {positions[0]}): {_NEVER_ANEW}")
+    streams = {stream: stream.bytes for stream in {row[0] for row in rows}}  # a batch names a few
+    made = links(previous, [(p, streams[s], v, t, b) for p, (s, v, t, b) in zip(positions, rows)])
+    sql.insert_few(conn, "ledger_chain", ("position", "hash"), ("bigint", "bytea"), made)
 
 
-_CHAIN_COLUMNS = ("position", "hash")
-
-
-def _write(conn: Connection, rows: Sequence[tuple[int, bytes]]) -> None:
-    sql.insert(conn, "ledger_chain", _CHAIN_COLUMNS, rows)
-
-
-def chain_legacy(engine: Engine, events_table: str) -> None:
-    """Create the chain table; if the log already holds events and the chain none (a log
-    written before the chain), chain them all now, under the log's write lock."""
-    if inspect(engine).has_table("ledger_chain"):  # every writer opens through here: the usual answer is cheap
+def require_whole(engine: Engine, events_table: str) -> None:
+    """Before a writer's first write: the chain must end where the log does. A fresh log gets
+    its (empty) chain table; a log with events and no chain, or a chain that stops short of
+    the log or runs past it, is refused (ChainBroken), and nothing is created."""
+    if inspect(engine).has_table("ledger_chain"):  # the usual answer: one statement, a consistent read
+        with engine.connect() as conn:
+            last_event, last_link = conn.exec_driver_sql(
+                f'SELECT (SELECT max(id) FROM "{events_table}"), (SELECT max(position) FROM ledger_chain)').one()
+        if (last_event or 0) != (last_link or 0):
+            raise ChainBroken(_broken(last_event or 0, last_link or 0))
         return
     with engine.begin() as conn:
-        sql.lock_for_change(conn, events_table)
+        sql.lock_for_change(conn, events_table)  # no writer appends while we look and create
+        last_event = conn.exec_driver_sql(f'SELECT max(id) FROM "{events_table}"').scalar()
+        if last_event:
+            raise ChainBroken(f"the log holds events up to position {last_event} and has no chain (table ledger_chain)"
+                              f": {_NEVER_ANEW}")
         metadata.create_all(conn)  # checkfirst: another process may have made it while we waited
-        if conn.exec_driver_sql("SELECT 1 FROM ledger_chain LIMIT 1").first() is not None:
-            return
-        previous, after = GENESIS, 0
-        while page := conn.exec_driver_sql(
-                f'SELECT id, topic, state FROM "{events_table}" WHERE id > {after} ORDER BY id LIMIT {chain_rows_per_page}'
-        ).fetchall():
-            made = links(previous, [(r[0], r[1], bytes(r[2])) for r in page])
-            _write(conn, made)
-            after, previous = made[-1]
 
 
-@dataclass(frozen=True)
-class Verdict:
-    ok: bool
-    events: int
-    position: int             # the head's position (ok), or the first bad one
-    hash: bytes = GENESIS      # the head's link (ok)
-    reason: str = ""
-
-    def report(self) -> dict[str, Any]:
-        if self.ok:
-            return {"events": self.events, "head": self.hash.hex(), "ok": True}
-        return {"ok": False, "first_bad_position": self.position, "reason": self.reason}
+_NEVER_ANEW = "a log is never chained anew; refusing to write. Inspect it with `ledger verify`"
 
 
-def verify(event_pages: Iterable[list[tuple[int, str, bytes]]], chain_pages: Iterable[list[tuple[int, bytes]]],
-           anchor: tuple[int, bytes] | None = None) -> Verdict:
-    """Recompute the chain over the stored events and hold it against the stored links, a
-    page of each at a time (constant memory). `anchor`, a (position, link) kept elsewhere,
-    must be on the recomputed chain too."""
-    if anchor is not None and anchor[0] == 0:
-        if anchor[1] != GENESIS:
-            return Verdict(False, 0, 0, reason="the head given is not this log's: position 0 is the genesis")
-        anchor = None
-    walk = _Walk(anchor)
-    pending: list[tuple[int, bytes]] = []  # links read, not yet held against their events
-    more_links = iter(chain_pages)
-    for page in event_pages:
-        end = page[-1][0]
-        while not pending or pending[-1][0] < end:
-            more = next(more_links, None)
-            if more is None:
-                break
-            pending += more
-        upto = bisect_right(pending, end, key=_first)
-        bad = walk.page(page, pending[:upto])
-        if bad is not None:
-            return bad
-        del pending[:upto]
-    extra = pending[0] if pending else next(iter(next(more_links, ())), None)
-    if extra is not None:  # a link past the last event
-        return walk.bad(extra[0], "event in the chain is missing from the log (removed)")
-    return walk.done()
-
-
-_first = itemgetter(0)
-
-
-class _Walk:
-    """The chain recomputed so far: the last link, how many events, the last position."""
-
-    def __init__(self, anchor: tuple[int, bytes] | None) -> None:
-        self.previous, self.count, self.last, self.anchor = GENESIS, 0, 0, anchor
-        self.kinds: dict[str, bytes] = {}  # a type's length and bytes, as hashed
-
-    def page(self, events: list[tuple[int, str, bytes]], links_: list[tuple[int, bytes]]) -> Verdict | None:
-        """A page of events against the links up to its last position."""
-        anchor = self.anchor
-        if (len(events) != len(links_) or list(map(_first, events)) != list(map(_first, links_))
-                or (anchor is not None and anchor[0] <= events[-1][0])):
-            return self._merge(events, links_)
-        # The usual page: every event has its link, nothing else to look at: one tight loop.
-        previous, kinds, sha256 = self.previous, self.kinds, hashlib.sha256
-        for (position, topic, state), (_, stored) in zip(events, links_):
-            kind = kinds.get(topic) or self._kind(topic)
-            previous = sha256(b"".join((previous, position.to_bytes(8, "big"), kind, state))).digest()
-            if previous != stored:
-                return self.bad(position, _ALTERED)
-        self.previous, self.count, self.last = previous, self.count + len(events), events[-1][0]
-        return None
-
-    def _merge(self, events: list[tuple[int, str, bytes]], links_: list[tuple[int, bytes]]) -> Verdict | None:
-        i = j = 0
-        while i < len(events) or j < len(links_):
-            event = events[i] if i < len(events) else None
-            stored = links_[j] if j < len(links_) else None
-            if stored is None or (event is not None and event[0] < stored[0]):
-                return self.bad(event[0], "event is not in the chain (inserted)")
-            if event is None or stored[0] < event[0]:
-                return self.bad(stored[0], "event in the chain is missing from the log (removed)")
-            position, topic, state = event
-            kind = self.kinds.get(topic) or self._kind(topic)
-            previous = hashlib.sha256(b"".join((self.previous, position.to_bytes(8, "big"), kind, state))).digest()
-            if previous != stored[1]:
-                return self.bad(position, _ALTERED)
-            anchor = self.anchor
-            if anchor is not None and position >= anchor[0]:
-                if position > anchor[0] or previous != anchor[1]:
-                    return self.bad(anchor[0], "the log no longer extends the head given: at "
-                                    f"{anchor[0]} it has {'another link' if position == anchor[0] else 'no event'}")
-                self.anchor = None
-            self.previous, self.count, self.last = previous, self.count + 1, position
-            i, j = i + 1, j + 1
-        return None
-
-    def _kind(self, topic: str) -> bytes:
-        kind = topic.encode()
-        self.kinds[topic] = len(kind).to_bytes(2, "big") + kind
-        return self.kinds[topic]
-
-    def bad(self, position: int, reason: str) -> Verdict:
-        return Verdict(False, self.count, position, reason=reason)
-
-    def done(self) -> Verdict:
-        if self.anchor is not None:
-            return self.bad(self.anchor[0], f"the log ends at {self.last}, before the head given (removed from its end)")
-        return Verdict(True, self.count, self.last, self.previous)
-
-
-_ALTERED = "event does not match its link in the chain (altered, or moved from another position)"
-
-
-def verify_store(store: Any, anchor: tuple[int, bytes] | None = None) -> Verdict:
-    """`verify` over a store's log as it stands now: up to its last event or link at the start
-    (events committed later, and their links, are for the next run)."""
-    last_event = store.max_position()
-    if not inspect(store.engine).has_table("ledger_chain"):
-        return Verdict(False, 0, min(last_event, 1), reason="the log has no chain yet (written before the chain"
-                       " existed): the next writer to open it chains it")
-    with store.engine.connect() as conn:
-        stop = max(last_event, head(conn)[0])  # a link past the last event: that event was removed
-    return verify(store.rows(1, stop), _stored_links(store.engine, stop), anchor)
-
-
-def _stored_links(engine: Engine, stop: int) -> Iterator[list[tuple[int, bytes]]]:
-    """The chain's (position, link) rows up to `stop`, a page a query on a connection of its own."""
-    statement = ("SELECT position, hash FROM ledger_chain WHERE position > ? AND position <= ?"
-                 f" ORDER BY position LIMIT {chain_rows_per_page}")
-    yield from sql.pages(engine, statement, 0, stop, chain_rows_per_page)
+def _broken(last_event: int, last_link: int) -> str:
+    how = "stops short of" if last_link < last_event else "runs past"
+    return (f"the log's chain {how} the log (last link at position {last_link}, last event at {last_event})"
+            f": {_NEVER_ANEW}")

@@ -24,6 +24,7 @@ from commands.parsing import NotPermitted, Oversized, Parsed, Rejection, parse
 from ledger import events as ev, observe
 from ledger import links, unsigned_webhooks
 from ledger.batch import Batch, ClaimKey, Decided, Hold, claim_key
+from ledger.chain import ChainBroken
 from ledger.decide import Stamp
 from ledger.ids import time_ordered_id, utc_now
 from ledger.outcome import Outcome
@@ -147,7 +148,7 @@ class Ledger:
             try:
                 return self._committed(lambda draft: self._decided(draft, items), extra)
             except Exception as exc:
-                if transient(exc):
+                if transient(exc) or isinstance(exc, ChainBroken):  # no input's fault: the caller's to stop on
                     raise
                 try:
                     found = self._poisoned(items)

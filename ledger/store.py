@@ -69,7 +69,7 @@ class Store:
     def create_tables(self, *extra: MetaData) -> None:
         with sql.schema_lock(self.engine):
             self.recorder.create_table()
-            chain.chain_legacy(self.engine, self.events.name)  # a log written before the chain
+            chain.require_whole(self.engine, self.events.name)  # a log whose chain is cut is never written to
             claims_by_business(self.engine, claims.claims)  # a ledger written before claims were per business
             for md in (claims.metadata, kept_orders.metadata, kept_escalations.metadata, snapshots.metadata,
                        unsigned_webhooks.metadata, *extra):

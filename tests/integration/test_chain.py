@@ -2,12 +2,16 @@
 the first event altered, removed, inserted or reordered, at its exact position."""
 from __future__ import annotations
 
+import io
+import json
+import sys
 import uuid
 
 import pytest
 from sqlalchemy import create_engine, text
 
 from ledger.chain import GENESIS, link
+from ledger.chain_verify import chained, stored_rows
 from ledger.store import Store
 from tests.builders import UNKNOWN, line, order
 from tests.given import a_shop, agent
@@ -20,6 +24,13 @@ def a_log(ledger) -> int:
     agent(ledger, order("cust-1", [line("rice", 1)], command_id="c-1"), order("cust-1", UNKNOWN, command_id="c-2"))
     agent(ledger, order("cust-1", [line("beans", 1)], command_id="c-3"))
     return ledger.store.max_position()
+
+
+def kept(head: dict, folder) -> str:
+    """The head `verify --head` printed, kept in a file: what --since-head reads."""
+    path = folder / "head.json"
+    path.write_text(json.dumps(head) + "\n")
+    return str(path)
 
 
 def verify(db_url: str, *argv: str) -> tuple[int, dict]:
@@ -49,6 +60,12 @@ def event_row(db_url: str, position: int) -> tuple[str, bytes]:
     return topic, bytes(state)
 
 
+def whole_row(store: Store, position: int) -> tuple:
+    """The event's row as it is chained: stream, version, type, stored bytes."""
+    [row] = [r for page in stored_rows(store.engine, "ledger_events", position) for r in page if r[0] == position]
+    return chained(row)[1:]
+
+
 def test_an_untouched_log_verifies_with_its_event_count_and_head(ledger, db_url):
     last = a_log(ledger)
 
@@ -58,7 +75,7 @@ def test_an_untouched_log_verifies_with_its_event_count_and_head(ledger, db_url)
     assert report == {"events": 6, "head": report["head"], "ok": True}
     previous = GENESIS
     for position in range(1, last + 1):
-        previous = link(previous, position, *event_row(db_url, position))
+        previous = link(previous, position, *whole_row(ledger.store, position))
     assert report["head"] == previous.hex()
 
 
@@ -135,11 +152,11 @@ def test_a_forged_event_inserted_in_a_gap_is_found_at_its_position(ledger, db_ur
 
 def rechain(store: Store) -> None:
     """What an editor with write access could do: recompute every link over the log as it stands."""
-    rows = [r for page in store.rows() for r in page]
+    rows = [chained(r) for page in stored_rows(store.engine, "ledger_events", store.max_position()) for r in page]
     previous, links = GENESIS, []
-    for position, topic, state in rows:
-        previous = link(previous, position, topic, bytes(state))
-        links.append({"p": position, "h": previous})
+    for row in rows:
+        previous = link(previous, *row)
+        links.append({"p": row[0], "h": previous})
     with store.engine.begin() as conn:
         conn.execute(text("DELETE FROM ledger_chain"))
         conn.execute(text("INSERT INTO ledger_chain (position, hash) VALUES (:p, :h)"), links)
@@ -155,18 +172,18 @@ def test_head_prints_the_verified_position_and_hash(ledger, db_url):
     assert head == {"position": last, "hash": verify(db_url)[1]["head"]}
 
 
-def test_a_log_that_grew_still_extends_a_head_kept_before(ledger, db_url):
+def test_a_log_that_grew_still_extends_a_head_kept_before(ledger, db_url, tmp_path):
     a_log(ledger)
     _, head = verify(db_url, "--head")
     agent(ledger, order("cust-1", [line("rice", 1)], command_id="c-9"))
 
-    status, report = verify(db_url, "--since-head", f"{head['position']}:{head['hash']}")
+    status, report = verify(db_url, "--since-head", kept(head, tmp_path))
 
     assert (status, report["ok"]) == (0, True)
     assert report["events"] == 7
 
 
-def test_a_rewritten_chain_verifies_alone_but_not_against_a_head_kept_before(ledger, db_url):
+def test_a_rewritten_chain_verifies_alone_but_not_against_a_head_kept_before(ledger, db_url, tmp_path):
     a_log(ledger)
     _, head = verify(db_url, "--head")
     topic, state = event_row(db_url, 2)
@@ -174,23 +191,65 @@ def test_a_rewritten_chain_verifies_alone_but_not_against_a_head_kept_before(led
     rechain(Store(db_url))
 
     assert verify(db_url)[0] == 0
-    status, report = verify(db_url, "--since-head", f"{head['position']}:{head['hash']}")
+    status, report = verify(db_url, "--since-head", kept(head, tmp_path))
     assert (status, report["ok"], report["first_bad_position"]) == (1, False, head["position"])
 
 
-def test_a_log_cut_short_does_not_extend_a_head_kept_before(ledger, db_url):
+def test_a_log_cut_short_does_not_extend_a_head_kept_before(ledger, db_url, tmp_path):
     last = a_log(ledger)
     _, head = verify(db_url, "--head")
     tamper(db_url, ("DELETE FROM ledger_events WHERE id = :p", {"p": last}),
            ("DELETE FROM ledger_chain WHERE position = :p", {"p": last}))
 
-    status, report = verify(db_url, "--since-head", f"{head['position']}:{head['hash']}")
+    status, report = verify(db_url, "--since-head", kept(head, tmp_path))
 
     assert (status, report["first_bad_position"]) == (1, last)
 
 
-def test_since_head_that_is_not_position_colon_hash_is_a_usage_error(ledger, db_url):
-    assert ledger_main("verify", "--since-head", "12", "--db", db_url)[0] == 2
+def test_since_head_still_takes_position_colon_hash_as_typed(ledger, db_url):
+    a_log(ledger)
+    _, head = verify(db_url, "--head")
+
+    assert verify(db_url, "--since-head", f"{head['position']}:{head['hash']}")[0] == 0
+    assert verify(db_url, "--since-head", f"{head['position']}:{'0' * 64}")[1]["first_bad_position"] == head["position"]
+
+
+def test_since_head_reads_the_head_from_stdin(ledger, db_url, monkeypatch):
+    a_log(ledger)
+    status, printed, _ = ledger_main("verify", "--head", "--db", db_url)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(printed)))
+
+    assert verify(db_url, "--since-head", "-")[0] == 0
+
+
+HEAD = '"hash": "%s"' % ("ab" * 32)
+
+
+@pytest.mark.parametrize("given", [
+    "12", "", "{}", "[]", "null", '{"position": 6}', '{"position": 6, %s, "events": 6}' % HEAD,
+    '{"position": 6, "position": 7, %s}' % HEAD,                       # a key given twice
+    '{"position": true, %s}' % HEAD, '{"position": 6.0, %s}' % HEAD, '{"position": -1, %s}' % HEAD,
+    '{"position": "6", %s}' % HEAD, '{"position": %d, %s}' % (2**63, HEAD), '{"position": 1e400, %s}' % HEAD,
+    '{"position": 6, "hash": "%s"}' % ("ab" * 31), '{"position": 6, "hash": "%s"}' % ("zz" * 32),
+    '{"position": 6, "hash": "%s\\u0000"}' % ("ab" * 32), '{"position": 6, "hash": "\\ud800"}',
+    '{"position": 6, "hash": "\u202e%s"}' % ("ab" * 32), '{"position": 6, "hash": "\x1b[31m"}',
+    '{"position": %s, %s}' % ("9" * 5000, HEAD), "[" * 3000, '{"position": 6, %s}' % HEAD + " " * 5000,
+])
+def test_since_head_that_is_not_what_head_printed_is_a_usage_error(ledger, db_url, tmp_path, given):
+    a_log(ledger)
+    path = tmp_path / "head.json"
+    path.write_text(given, errors="surrogatepass")
+
+    status, out, err = ledger_main("verify", "--since-head", str(path), "--db", db_url)
+
+    assert (status, out) == (2, b"")
+    assert "\x1b" not in err and len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize("given", ["missing.json", "\u0666:" + "ab" * 32, "6:" + "ab" * 31, "%d:%s" % (2**63, "ab" * 32)])
+def test_since_head_naming_no_file_and_no_head_is_a_usage_error(ledger, db_url, tmp_path, monkeypatch, given):
+    monkeypatch.chdir(tmp_path)  # "\u0666:..." is an Arabic-Indic digit, not a position
+    assert ledger_main("verify", "--since-head", given, "--db", db_url)[0] == 2
 
 
 def test_gaps_in_positions_left_by_rolled_back_writes_still_verify(ledger, db_url):
@@ -205,40 +264,33 @@ def test_gaps_in_positions_left_by_rolled_back_writes_still_verify(ledger, db_ur
     assert verify(db_url) == (0, {"events": 4, "head": verify(db_url)[1]["head"], "ok": True})
 
 
-def test_a_log_written_before_the_chain_is_chained_when_a_writer_opens_it(ledger, db_url):
-    a_log(ledger)
-    head_before = verify(db_url)[1]["head"]
-    tamper(db_url, ("DROP TABLE ledger_chain", {}))
-
-    assert verify(db_url)[0] == 1  # nothing to hold the log against yet
-    Store(db_url).create_tables()
-
-    assert verify(db_url) == (0, {"events": 6, "head": head_before, "ok": True})
-
-
 def pages(rows: list, size: int) -> list[list]:
     return [rows[i:i + size] for i in range(0, len(rows), size)]
 
 
-def chained(n: int) -> tuple[list, list]:
-    events = [(p, "ReplyRecorded", b'{"n":%d}' % p) for p in range(1, n + 1)]
+STREAM = uuid.uuid4()
+
+
+def a_chain(n: int) -> tuple[list, list]:
+    """n stored rows of one stream and their links."""
+    events = [(p, STREAM, p, "ReplyRecorded", b'{"n":%d}' % p) for p in range(1, n + 1)]
     previous, links = GENESIS, []
-    for position, topic, state in events:
-        previous = link(previous, position, topic, state)
-        links.append((position, previous))
+    for row in events:
+        previous = link(previous, *chained(row))
+        links.append((row[0], previous))
     return events, links
 
 
 @pytest.mark.parametrize("event_page,link_page", [(3, 2), (2, 3), (4, 4), (1, 7)])
 @pytest.mark.parametrize("at", [1, 4, 6, 12])
 def test_verify_finds_each_tampering_at_its_position_whatever_the_pages(event_page, link_page, at):
-    from ledger.chain import verify as verify_pages
-    events, links = chained(12)
+    from ledger.chain_verify import verify as verify_pages
+    events, links = a_chain(12)
     i = at - 1
-    altered = events[:i] + [(at, "ReplyRecorded", b'{"n":0}')] + events[i + 1:]
+    altered = events[:i] + [(at, STREAM, at, "ReplyRecorded", b'{"n":0}')] + events[i + 1:]
     removed = events[:i] + events[i + 1:]
     swapped = events[:i - 1] + [(at - 1, *events[i][1:]), (at, *events[i - 1][1:])] + events[i + 1:] if at > 1 else None
-    forged = events + [(13, "ReplyRecorded", b"{}")]
+    forged = events + [(13, STREAM, 13, "ReplyRecorded", b"{}")]
 
     def first_bad(log: list) -> int | None:
         verdict = verify_pages(pages(log, event_page), pages(links, link_page))
