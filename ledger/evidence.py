@@ -73,12 +73,26 @@ def _currency_at(store: Store, business_id: str | None, position: int) -> str | 
     return currency
 
 
+class Unreadable(Exception):
+    """A stored event that names the command id but cannot be read as an event: edited."""
+
+    def __init__(self, position: int) -> None:
+        super().__init__(f"the event at position {position} cannot be read")
+        self.position = position
+
+
 def _with_id(store: Store, command_id: str) -> Iterator[tuple[int, ev.Event]]:
     """The events naming this command id, in log order: a scan of the stored bytes, decoding
-    only the rows that hold the id (one in thousands, in a busy log)."""
+    only the rows that hold the id (one in thousands, in a busy log). One that names it and
+    cannot be decoded (SQLite keeps any value a column is given) raises Unreadable."""
     needle = b'"command_id":' + codec.dumps(command_id)
     for page in store.rows():
-        hits = [row for row in page if needle in row[2]]
-        for position, e in codec.decode_page(hits):
+        for position, topic, state in page:
+            if needle not in (state if type(state) is bytes else str(state).encode("utf-8", "surrogatepass")):
+                continue
+            try:
+                e = codec.decode(topic, state)
+            except (KeyError, TypeError, ValueError):  # an unknown type, bytes that are not its JSON
+                raise Unreadable(position) from None
             if e.command_id == command_id:
                 yield position, e

@@ -11,7 +11,8 @@ _VIEW_OPTIONS = ("reason", "agent", "field", "status", "source", "since", "as_of
 
 
 def audit_command(args: argparse.Namespace) -> int:
-    from ledger.evidence import decisions  # the store and the events: only when a command is asked for
+    from ledger.chain_verify import links_hold
+    from ledger.evidence import Unreadable, decisions  # the store and the events: only when a command is asked for
 
     if not args.command_id:
         raise UsageError("audit command needs the COMMAND_ID")
@@ -21,8 +22,14 @@ def audit_command(args: argparse.Namespace) -> int:
     store = open_store(args, create=False)
     try:
         found = decisions(store, args.command_id, args.business)
+        unchained = links_hold(store, [p for d in found.values() for p, _ in d.events]) if len(found) == 1 else None
+    except Unreadable as exc:
+        found, unchained = {}, links_hold(store, [exc.position]) or (exc.position, "it cannot be read")
     finally:
         store.close()
+    if unchained is not None and not found:
+        _unchained(*unchained)
+        return 1
     if not found:
         where = "" if args.business is None else f" in business {args.business}"
         print(f"ledger: no decided command {args.command_id}{where}", file=sys.stderr)
@@ -32,4 +39,12 @@ def audit_command(args: argparse.Namespace) -> int:
         raise UsageError(f"command {args.command_id} was decided in several businesses ({businesses}): give --business")
     [decision] = found.values()
     emit(decision.record())
+    if unchained is not None:  # shown as stored, and said not to hold
+        _unchained(*unchained)
+        return 1
     return 0
+
+
+def _unchained(position: int, reason: str) -> None:
+    print(f"ledger: the chain does not hold the event at position {position} ({reason});"
+          " `ledger verify` checks the whole log", file=sys.stderr)

@@ -133,6 +133,42 @@ def test_a_value_the_ledger_never_writes_is_found_at_its_position(sqlite_url, co
         conn.exec_driver_sql(f"UPDATE {EVENTS} SET {column} = {value} WHERE id = {LAST}")  # shop-2's order c-1
     store.close()
 
-    assert ledger_main("verify", "--db", sqlite_url)[0] == 1
+    for argv in (("verify", "--db", sqlite_url), ("audit", "command", "c-1", "--business", "shop-2", "--db", sqlite_url)):
+        status, out, err = ledger_main(*argv)
+        assert status == 1, argv
     assert jsonl(ledger_main("verify", "--db", sqlite_url)[1])[0]["first_bad_position"] == LAST
 
+
+# Edits of shop-2's order c-1 (position LAST) or of what it is chained to.
+AUDITED_EDITS = [
+    ("its bytes changed", [f"UPDATE {EVENTS} SET state = :state WHERE id = {LAST}"]),
+    ("moved to a new stream", [f"UPDATE {EVENTS} SET originator_id = :fresh WHERE id = {LAST}"]),
+    ("its version changed", [f"UPDATE {EVENTS} SET originator_version = 9 WHERE id = {LAST}"]),
+    ("its link changed", [f"UPDATE {CHAIN} SET hash = :zeros WHERE position = {LAST}"]),
+    ("its link removed", [f"DELETE FROM {CHAIN} WHERE position = {LAST}"]),
+    ("the event before it removed", [f"DELETE FROM {EVENTS} WHERE id = {LAST - 1}"]),
+    ("the chain dropped", [f"DROP TABLE {CHAIN}"]),
+]
+
+
+def audit_c1(db_url: str) -> tuple[int, list[dict], str]:
+    status, out, err = ledger_main("audit", "command", "c-1", "--business", "shop-2", "--db", db_url)
+    return status, jsonl(out), err
+
+
+def test_audit_command_of_an_untouched_log_says_nothing_of_the_chain(ledger, db_url):
+    a_log_of_two_shops(ledger)
+
+    assert audit_c1(db_url)[::2] == (0, "")
+
+
+@pytest.mark.parametrize("statements", [pytest.param(s, id=what) for what, s in AUDITED_EDITS])
+def test_audit_command_shows_the_command_and_says_its_events_are_not_chained(ledger, db_url, statements):
+    a_log_of_two_shops(ledger)
+    tamper(db_url, statements, LAST)
+
+    status, shown, err = audit_c1(db_url)
+
+    assert status == 1
+    assert [e["position"] for e in shown[0]["events"]] == [LAST]
+    assert len(err.splitlines()) == 1 and f"position {LAST}" in err
