@@ -2,19 +2,23 @@
 
     python examples/agent.py                          # embedded ledger, SQLite in a temp folder
     python examples/agent.py --db sqlite:///agent.db
-    python examples/agent.py --bootstrap localhost:9092 [--db URL]   # through Kafka (`ledger serve`
-                                                      # must run); --db only for price/stock lookups
+    python examples/agent.py --bootstrap localhost:9092 --db URL    # through Kafka (`ledger serve`
+                                                      # must run), as the agent of $LEDGER_AGENT_TOKEN
+                                                      # (read from --db, which also answers the lookups)
 
 Each customer message is one turn. The "model" proposes tool calls (name + facts, as a
 function-calling model would from `ledger tools`); the loop puts them in the turn's
 WorldState, calls the gated tool, and does what `next_step` says with the outcome: proceed,
 ask only for the unknown facts, show a conflict and stop, tell the real figure, retry a
-rejected call once, or fail the turn to a person. Every turn ends with CompleteTurn.
+rejected call once, or fail the turn (it then asks for a person with Escalate, and tells the
+customer a person will follow up only if the ledger accepted that escalation). Every turn ends
+with CompleteTurn.
 
 The scripted model below plays a customer conversation that reaches every kind of step.
 To use a real model, set LEDGER_AGENT_MODEL=package.module:function: the function takes
 (message, world, tools, attempt) with tools = definitions("openai") and returns a list of
-(tool_name, arguments) pairs, the arguments being the facts object the model produced.
+(tool_name, arguments) pairs (`place_order`, as `ledger tools` names them), the arguments being
+the facts object the model produced.
 """
 from __future__ import annotations
 
@@ -55,18 +59,18 @@ ME = k(CUSTOMER, "session")
 
 # message -> what the model proposes on each attempt (a later attempt reuses the last one)
 SCRIPT: list[tuple[str, list[list[Call]]]] = [
-    ("Abeg send me rice like before.", [[("PlaceOrder", {"customer_id": ME, "lines": U, "note": U})]]),
-    ("Two bags.", [[("PlaceOrder", {"customer_id": ME, "lines": k([{"sku": "rice-50kg", "quantity": 2}]), "note": U}),
-                    ("IssuePaymentLink", {})]]),  # the order id is in the world: the ledger said it
-    ("Add 6 kegs of palm oil.", [[("PlaceOrder", {"customer_id": ME, "lines": k([{"sku": "oil-25l", "quantity": 6}]), "note": U})]]),
-    ("Make it 3 kegs. Or 4, my sister said 4.", [[("PlaceOrder", {"customer_id": ME, "note": U, "lines": {
+    ("Abeg send me rice like before.", [[("place_order", {"customer_id": ME, "lines": U, "note": U})]]),
+    ("Two bags.", [[("place_order", {"customer_id": ME, "lines": k([{"sku": "rice-50kg", "quantity": 2}]), "note": U}),
+                    ("issue_payment_link", {})]]),  # the order id is in the world: the ledger said it
+    ("Add 6 kegs of palm oil.", [[("place_order", {"customer_id": ME, "lines": k([{"sku": "oil-25l", "quantity": 6}]), "note": U})]]),
+    ("Make it 3 kegs. Or 4, my sister said 4.", [[("place_order", {"customer_id": ME, "note": U, "lines": {
         "status": "conflict", "values": [[{"sku": "oil-25l", "quantity": 3}], [{"sku": "oil-25l", "quantity": 4}]],
         "source": "message"}})]]),
-    ("3 kegs, and 2 more bags of rice.", [[("PlaceOrder", {"customer_id": ME, "note": U, "lines": k(
+    ("3 kegs, and 2 more bags of rice.", [[("place_order", {"customer_id": ME, "note": U, "lines": k(
         [{"sku": "oil-25l", "quantity": 3}, {"sku": "rice-50kg", "quantity": 2}])})]]),
-    ("Oya one bag, quick quick.", [[("PlaceOrder", {"customer_id": ME, "note": U, "lines": "one bag rice"})],
-                                   [("PlaceOrder", {"customer_id": ME, "note": U, "lines": k([{"sku": "rice-50kg", "quantity": "one"}])})]]),
-    ("I want to talk to a person.", [[("Escalate", {"reason": k("customer asked for a person")})]]),
+    ("Oya one bag, quick quick.", [[("place_order", {"customer_id": ME, "note": U, "lines": "one bag rice"})],
+                                   [("place_order", {"customer_id": ME, "note": U, "lines": k([{"sku": "rice-50kg", "quantity": "one"}])})]]),
+    ("I want to talk to a person.", [[("escalate", {"reason": k("customer asked for a person")})]]),
 ]
 
 
@@ -126,7 +130,10 @@ async def run_turn(tools: LedgerTools, world: WorldState, message: str, propose:
             replies.append(step.say)
         if step.action == "fail":
             world.know("reason", f"turn failed: {outcome['reason']}", "agent")
-            show(say, "Escalate", await settle(tools.escalate(world)))
+            escalated = await settle(tools.escalate(world))
+            show(say, "escalate", escalated)
+            if escalated["status"] == "accepted":  # only then is it true that a person has it
+                replies.append(next_step(escalated).say)
         if step.action != "proceed":
             break
     reply = " ".join(replies) or "Okay."
@@ -136,8 +143,9 @@ async def run_turn(tools: LedgerTools, world: WorldState, message: str, propose:
     return actions
 
 
-async def conversation(tools: LedgerTools, catalog: StoreCatalog | None, say: Callable[[str], None]) -> list[str]:
-    world = WorldState(business_id=BUSINESS, agent_id="example-agent", conversation_id="conv-ada-example",
+async def conversation(tools: LedgerTools, catalog: StoreCatalog | None, say: Callable[[str], None],
+                       agent_id: str = "example-agent") -> list[str]:
+    world = WorldState(business_id=BUSINESS, agent_id=agent_id, conversation_id="conv-ada-example",
                        turn_id="t0", catalog=catalog)
     world.know("customer_id", CUSTOMER, "session")
     actions: list[str] = []
@@ -169,19 +177,38 @@ async def main_async(args: argparse.Namespace, say: Callable[[str], None]) -> li
         ledger.handle(shop_commands(), "owner")
         return await conversation(LedgerTools.embedded(ledger), catalog, say)
     from consumers.agent.client import LedgerClient
-    async with LedgerClient(args.bootstrap, token=os.environ.get("LEDGER_AGENT_TOKEN"),
+    token = os.environ.get("LEDGER_AGENT_TOKEN")
+    agent_id = args.agent or token_agent(store, token)
+    async with LedgerClient(args.bootstrap, token=token,
                             owner_token=os.environ.get("LEDGER_OWNER_TOKEN")) as client:
         for raw in shop_commands():
             await client.submit(orjson.loads(raw), admin=True)
-        actions = await conversation(LedgerTools.kafka(client), catalog, say)
+        actions = await conversation(LedgerTools.kafka(client), catalog, say, agent_id)
         await asyncio.gather(*(r for r in recording if inspect.isawaitable(r)), return_exceptions=True)
         return actions
+
+
+def token_agent(store: Any, token: str | None) -> str:
+    """The agent id `ledger agents add` registered for the token (the one `ledger serve` checks
+    every command against), read from the ledger's database."""
+    from ledger.agents import AgentKeys
+
+    found = None
+    if store is not None and token:
+        keys = AgentKeys(store)
+        keys.refresh()
+        found = keys.find(token)
+    if found is None:
+        sys.exit("examples/agent.py: through Kafka it needs $LEDGER_AGENT_TOKEN of an active agent and the "
+                 "ledger's --db to read which agent that is (or name it with --agent)")
+    return found.agent_id
 
 
 def main(argv: list[str] | None = None, say: Callable[[str], None] = print) -> list[str]:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--db", metavar="URL", help="SQLAlchemy URL (embedded: the ledger's; Kafka: for lookups only)")
     p.add_argument("--bootstrap", metavar="HOST:PORT", help="talk to `ledger serve` through Kafka")
+    p.add_argument("--agent", metavar="ID", help="through Kafka: the agent id (default: the token's, read from --db)")
     return asyncio.run(main_async(p.parse_args(argv), say))
 
 

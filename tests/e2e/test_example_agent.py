@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from ledger.promises import promised_follow_up
 from ledger.store import Store
 from tests.projected import audit
 
@@ -43,6 +44,21 @@ def test_the_scripted_conversation_takes_every_kind_of_next_step(tmp_path):
     store.close()
 
 
+def test_the_example_promises_a_person_only_after_an_escalation_was_accepted(tmp_path):
+    url = f"sqlite:///{tmp_path}/agent.db"
+    load_agent().main(["--db", url], say=lambda _: None)
+    store = Store(url)
+    events = [e for _, e in store.notifications()]
+    store.close()
+
+    escalated_turns = {e.turn_id for e in events if e.type == "EscalationRaised"}
+    replies = {e.turn_id: e.reply for e in events if e.type == "ReplyRecorded"}
+    promising = {turn for turn, reply in replies.items() if promised_follow_up(reply)}
+    assert promising and promising <= escalated_turns
+    # none of its promises needed the ledger's backstop to come true
+    assert not [e for e in events if e.type == "EscalationRaised" and e.cause == "auto_promise"]
+
+
 def test_every_refusal_of_the_example_is_in_the_log_wherever_it_happened(tmp_path):
     url = f"sqlite:///{tmp_path}/agent.db"
     load_agent().main(["--db", url], say=lambda _: None)
@@ -69,7 +85,7 @@ def test_the_example_agent_talks_to_ledger_serve_through_kafka(tmp_path):
         pytest.skip("ledger serve is not registered")
     url = f"sqlite:///{tmp_path}/k.db"
     added = subprocess.run([sys.executable, "-c", LEDGER, "agents", "add", "--db", url, "--business",
-                            "mama-put-wholesale", "--agent", "example-agent"], capture_output=True, check=True)
+                            "mama-put-wholesale", "--agent", "bot"], capture_output=True, check=True)
     owner = subprocess.run([sys.executable, "-c", LEDGER, "owners", "add", "--db", url, "--business",
                             "mama-put-wholesale", "--name", "ada"], capture_output=True, check=True)
     env = {**os.environ, "LEDGER_AGENT_TOKEN": json.loads(added.stdout)["token"],  # serve checks both
@@ -94,4 +110,7 @@ def test_the_example_agent_talks_to_ledger_serve_through_kafka(tmp_path):
     assert (events["OrderPlaced"], events["PaymentLinkIssued"], events["ReplyRecorded"]) == (1, 1, 7)
     # the gate's refusals reached the log through Kafka too: 4 blocks (2 of them the gate's), 2 rejections
     assert (events["CommandBlocked"], events["CommandRejected"]) == (4, 2)
+    # every command was the token's agent's, taken from the token: none refused at the door
+    assert {e.agent_id for _, e in store.notifications() if e.type == "ReplyRecorded"} == {"bot"}
+    assert not [e for _, e in store.notifications() if getattr(e, "reason", None) == "not_permitted"]
     store.close()
