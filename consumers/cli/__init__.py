@@ -48,7 +48,7 @@ def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
     try:
-        return version("agent-ledger")
+        return version("agent-order-ledger")
     except PackageNotFoundError:  # run from a source tree that was never installed
         return "unknown"
 

@@ -4,7 +4,7 @@ CSV and Parquet are flat: a list or object value (an intent row's labels, a bloc
 an event's own fields) is one column of JSON text. JSON Lines keeps the values as they are.
 Wherever a row carries money, a `currency` column follows it: the business's ISO 4217 code
 (set once, so every amount of the business is in it), or null when it set none. Parquet
-goes through pyarrow, the optional extra `agent-ledger[analyst]`.
+goes through pyarrow, the optional extra `analyst`.
 """
 from __future__ import annotations
 

@@ -112,7 +112,7 @@ def test_the_demo_data_ships_inside_the_package(tmp_path):
     done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(ROOT)],
                           capture_output=True, timeout=600)
     assert done.returncode == 0, done.stderr.decode()
-    [wheel] = tmp_path.glob("agent_ledger-*.whl")
+    [wheel] = tmp_path.glob("agent_order_ledger-*.whl")
 
     names = zipfile.ZipFile(wheel).namelist()
     assert {"consumers/demo_data/shop.jsonl", "consumers/demo_data/conversation.jsonl",

@@ -1,5 +1,5 @@
 """A door whose extra is not installed: the subcommand says which extra in one line and exits 2,
-never a traceback; and the ledger alone (`pip install agent-ledger`, no door's library) runs the demo.
+never a traceback; and the ledger alone (`pip install .`, no door's library) runs the demo.
 
 Each case runs `ledger` in a fresh interpreter where the extra's modules are blocked as if they
 were not installed (None in sys.modules: their import fails and find_spec finds nothing)."""
@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from consumers.cli.extras import EXTRAS
+from consumers.cli.extras import EXTRAS, install_command
 
 DOORS = [m for extra in ("kafka", "postgres", "web", "mcp") for m in EXTRAS[extra][1]]
 
@@ -24,7 +24,8 @@ def ledger_without(blocked: list[str], *argv: str, cwd=None) -> subprocess.Compl
 
 
 def line(command: str, what: str, extra: str) -> str:
-    return f"{command} needs {what}: pip install 'agent-ledger[{extra}]'"
+    """The line, with the extra's install command as it reads where the test runs (tmp_path)."""
+    return f"{command} needs {what}: {{{extra}}}"
 
 
 CASES = [
@@ -44,7 +45,10 @@ CASES = [
 
 
 @pytest.mark.parametrize("extra, argv, expected", CASES, ids=[" ".join(argv) for _, argv, _ in CASES])
-def test_a_subcommand_whose_extra_is_missing_names_it_in_one_line_and_exits_2(tmp_path, extra, argv, expected):
+def test_a_subcommand_whose_extra_is_missing_names_it_in_one_line_and_exits_2(tmp_path, monkeypatch, extra, argv,
+                                                                            expected):
+    monkeypatch.chdir(tmp_path)
+    expected = expected.format(**{extra: install_command(extra)})
     done = ledger_without(list(EXTRAS[extra][1]), *argv, cwd=tmp_path)
 
     assert (done.returncode, done.stderr.splitlines(), done.stdout) == (2, [expected], "")

@@ -10,6 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from importlib.util import find_spec
+
+from consumers.cli import extras
 from consumers.cli.extras import DISTRIBUTION, EXTRAS, MissingExtra, missing_extra, require
 
 PROJECT = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())["project"]
@@ -25,10 +28,36 @@ def _installs(extra: str) -> set[str]:
     return named | {_name(r) for d in named for r in (requires(d) or []) if "extra ==" not in r}
 
 
+ROOT = Path(__file__).resolve().parents[2]
+
+
 def test_the_line_names_the_project_as_pyproject_does():
-    assert DISTRIBUTION == PROJECT["name"]
+    assert DISTRIBUTION == PROJECT["name"] != "agent-ledger"  # that name is another project's on PyPI
     assert MissingExtra("kafka").line("ledger serve") == \
-        f"ledger serve needs Kafka support: pip install '{PROJECT['name']}[kafka]'"
+        f"ledger serve needs Kafka support: {extras.install_command('kafka')}"
+
+
+def test_installed_from_this_checkout_the_line_installs_the_extra_from_it(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    assert extras._installed_from() == (ROOT, True)  # make's editable install
+    assert extras.install_command("kafka").endswith(" install -e '.[kafka]'")
+    monkeypatch.chdir("/")
+    assert extras.install_command("kafka").endswith(f" install -e '{ROOT}[kafka]'")
+
+
+def test_in_a_venv_made_without_pip_the_line_is_its_uv(monkeypatch, tmp_path):
+    """The README's .venv: `make` creates it without pip and puts uv in it."""
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "uv").touch()
+    monkeypatch.setattr(sys, "prefix", str(tmp_path))
+    monkeypatch.setattr(extras, "find_spec", lambda name: None if name == "pip" else find_spec(name))
+    monkeypatch.chdir(tmp_path)
+    assert extras.install_command("mcp") == f"bin/uv pip install --python bin/python -e '{ROOT}[mcp]'"
+
+
+def test_installed_from_an_index_the_line_names_this_distribution(monkeypatch):
+    monkeypatch.setattr(extras, "_installed_from", lambda: (None, False))
+    assert extras.install_command("web").endswith(f"pip install '{DISTRIBUTION}[web]'")
 
 
 @pytest.mark.parametrize("extra", sorted(EXTRAS))
