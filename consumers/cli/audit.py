@@ -10,7 +10,7 @@ import threading
 
 from consumers.cli import when
 from consumers.cli.audit_command import audit_command
-from consumers.cli.common import UsageError, add_db, check_known, emit, open_store, since
+from consumers.cli.common import UsageError, add_db, check_known, emit, filter_text, open_store, since
 from consumers.cli.table import print_table
 from consumers.cli.when import position
 from projections.columns import BLOCK_REASONS, COLUMNS
@@ -28,15 +28,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     a = sub.add_parser("audit", help="projections, one row a line (catches them up first); or one command")
     a.add_argument("view", choices=[*COLUMNS, "command", "webhooks"],
                    help="webhooks: unsigned webhook requests counted per hour (never in the log)")
-    a.add_argument("command_id", nargs="?", metavar="COMMAND_ID",
+    a.add_argument("command_id", nargs="?", metavar="COMMAND_ID", type=filter_text,
                    help="command: the decided command's id (as claimed, its outcome and its events)")
-    a.add_argument("--business")
-    a.add_argument("--reason", help="blocks, escalations: this reason only")
-    a.add_argument("--agent", help="blocks: this agent only; intents: the turns this agent acted in")
-    a.add_argument("--conversation", help="intents, blocks, escalations: this conversation only")
-    a.add_argument("--field", help="blocks: those naming this fact in `fields`")
-    a.add_argument("--status", help="blocks, orders, escalations: this status only")
-    a.add_argument("--source", help="blocks: those whose claimed facts include one from this source (session, model, ...)")
+    a.add_argument("--business", type=filter_text)
+    a.add_argument("--reason", type=filter_text, help="blocks, escalations: this reason only")
+    a.add_argument("--agent", type=filter_text, help="blocks: this agent only; intents: the turns this agent acted in")
+    a.add_argument("--conversation", type=filter_text, help="intents, blocks, escalations: this conversation only")
+    a.add_argument("--field", type=filter_text, help="blocks: those naming this fact in `fields`")
+    a.add_argument("--status", type=filter_text, help="blocks, orders, escalations: this status only")
+    a.add_argument("--source", type=filter_text,
+                   help="blocks: those whose claimed facts include one from this source (session, model, ...)")
     a.add_argument("--since", metavar="POSITION|TIME", type=since,
                    help="rows made at or after a log position, or a recorded_at time (ISO 8601, UTC)")
     a.add_argument("--table", action="store_true", help="readable output for people")

@@ -135,6 +135,19 @@ def since(value: str) -> str:
     return at.isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
+def filter_text(value: str) -> str:
+    """argparse type of a filter's value: text every database compares alike. A NUL (which
+    PostgreSQL's text refuses and SQLite would just not find) or bytes that are not UTF-8 (an
+    argument the shell passed as raw bytes) can match no stored value: a usage error."""
+    if "\x00" in value:
+        raise argparse.ArgumentTypeError("holds NUL (U+0000), which no stored value can")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise argparse.ArgumentTypeError("is not valid UTF-8") from None
+    return value
+
+
 def check_known(option: str, values: str | list[str] | None, valid: Iterable[str]) -> None:
     """A usage error, listing what is valid, for a value of `option` the contract does not know."""
     known = sorted(valid)

@@ -12,7 +12,7 @@ import argparse
 from collections.abc import Iterator
 from typing import Any
 
-from consumers.cli.common import UsageError, add_db, check_known, db_url, open_store, since
+from consumers.cli.common import UsageError, add_db, check_known, db_url, filter_text, open_store, since
 from consumers.cli.extras import require
 from consumers.cli.when import until
 from projections.columns import COLUMNS
@@ -35,7 +35,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     x.add_argument("--out", default="-", metavar="PATH|-",
                    help="a new file, written whole and then moved into place; - (the default) is stdout")
     x.add_argument("--force", action="store_true", help="replace an existing --out file (never the ledger's own)")
-    x.add_argument("--business", help="this business only")
+    x.add_argument("--business", type=filter_text, help="this business only")
     x.add_argument("--since", type=since, metavar="POSITION|TIME",
                    help="rows made at or after a log position or a time (ISO 8601; none given: UTC)")
     x.add_argument("--until", type=until, metavar="POSITION|TIME",

@@ -83,7 +83,8 @@ def written(path: str | None, force: bool) -> Iterator[IO[bytes]]:
         yield sys.stdout.buffer
         sys.stdout.buffer.flush()
         return
-    fd, temporary = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=temporary_suffix, dir=os.path.dirname(path))
+    fd, temporary = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=temporary_suffix,
+                                     dir=os.path.dirname(path))
     try:
         with _terminated_as_exit(), os.fdopen(fd, "wb") as stream:
             yield stream
@@ -103,7 +104,8 @@ def _into_place(temporary: str, path: str, force: bool) -> None:
     try:
         os.link(temporary, path)  # fails if a file appeared there meanwhile, where a rename would replace it
     except FileExistsError:
-        raise UsageError(f"--out {path[:shown_chars_max]!r} appeared while exporting; give --force to replace it") from None
+        shown = repr(path[:shown_chars_max])
+        raise UsageError(f"--out {shown} appeared while exporting; give --force to replace it") from None
     except OSError:  # a file system without hard links
         if os.path.lexists(path):
             raise UsageError(f"--out {path[:shown_chars_max]!r} appeared while exporting") from None

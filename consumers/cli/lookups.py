@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from consumers.cli.common import add_db, check_known, emit, open_store
+from consumers.cli.common import add_db, check_known, emit, filter_text, open_store
 from consumers.cli.table import print_table
 from consumers.cli.when import position
 
@@ -20,11 +20,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     e = sub.add_parser("events", help="the log, one event a line, streaming")
     e.add_argument("--from", dest="start", type=position, default=1, metavar="POSITION")
     e.add_argument("--until", type=position, default=None, metavar="POSITION", help="inclusive")
-    e.add_argument("--business")
+    e.add_argument("--business", type=filter_text)
     e.add_argument("--type", action="append", default=[], help="event type; repeat for several")
-    e.add_argument("--agent", help="the events of this agent's commands")
-    e.add_argument("--conversation", help="the events of this conversation")
-    e.add_argument("--command", help="the events this command (or provider event) caused")
+    e.add_argument("--agent", type=filter_text, help="the events of this agent's commands")
+    e.add_argument("--conversation", type=filter_text, help="the events of this conversation")
+    e.add_argument("--command", type=filter_text, help="the events this command (or provider event) caused")
     e.add_argument("--table", action="store_true", help="readable output for people: an event's own fields "
                                                          "in the last column")
     add_db(e)

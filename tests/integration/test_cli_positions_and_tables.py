@@ -49,3 +49,16 @@ def test_table_output_carries_no_escape_control_or_bidi_character_from_the_log(a
     text = out.decode("utf-8")
     assert all(ch.isprintable() for line in text.splitlines() for ch in line)
     assert len(text.splitlines()) == 2 + (1 if argv[0] == "audit" else ledger.store.max_position())
+
+
+@pytest.mark.parametrize("value", ["a\x00b", "shop-\udcff"])  # a NUL; a byte the shell passed that is not UTF-8
+@pytest.mark.parametrize("argv", [["audit", "blocks", "--business"], ["audit", "escalations", "--reason"],
+                                  ["audit", "blocks", "--source"], ["events", "--command"],
+                                  ["export", "orders", "--format", "jsonl", "--business"]])
+def test_a_filter_no_stored_value_can_match_is_a_usage_error_on_both_backends(argv, value, ledger, db_url):
+    a_shop(ledger)
+
+    status, out, err = ledger_main(*argv, value, "--db", db_url)
+
+    assert (status, out) == (2, b"")
+    assert "Traceback" not in err and "error: argument" in err.strip().splitlines()[-1]
