@@ -61,3 +61,21 @@ def test_a_change_without_csrf_or_with_a_value_that_is_none_records_nothing(db_u
 
     assert [status for status, _ in answers] == [403, 422, 422, 422, 422, 404]
     assert store.max_position() == before
+
+
+def test_what_if_a_limit_were_higher_shows_the_orders_that_would_have_gone_through_and_records_nothing(db_url):
+    given_credit_blocks(db_url)  # Dayo, limit NGN 1,000.00: three orders of NGN 1,350.00 blocked
+    store = Store(db_url)
+    before = store.max_position()
+    with ledger_web(db_url) as base:
+        [(status, page)] = exchange(base, get("/customers/cust-dayo/whatif?limit=3,000"))
+        [(bad, _), (missing, _)] = exchange(base, get("/customers/cust-dayo/whatif?limit=-1"),
+                                            get("/customers/nobody/whatif?limit=5"))
+
+    assert (status, bad, missing) == (200, 422, 404)
+    rows = re.findall(r'<tr><td data-label="When">.*?</tr>', page, re.S)
+    # Two go through; the third would have found the rice gone (stock is checked before the limit).
+    assert [re.search(r'data-label="Would have been">([^<]+)<', r)[1] for r in rows] == [
+        "accepted", "accepted", "blocked (insufficient stock)"]
+    assert 'would owe <span class="money">NGN 2,700.00</span> now' in page
+    assert store.max_position() == before

@@ -20,7 +20,7 @@ from aiohttp import web
 
 from consumers.http.site import parse_listen, serve_until_signalled, start_site
 from consumers.http import ops as ops_http
-from consumers.http.web import catalog_view, links, lists_view, queue_view
+from consumers.http.web import catalog_view, links, lists_view, queue_view, whatif_view
 from consumers.http.web.auth import Auth, same_site_path, set_session
 from consumers.http.web.base import SITE, Site, refuse, see_other
 from consumers.http.web.query import BadRequest
@@ -93,6 +93,7 @@ def make_app(site: Site) -> web.Application:
     app.router.add_get("/customers", catalog_view.customers)
     app.router.add_get("/products", catalog_view.products)
     app.router.add_post("/customers/{subject}/{change}", catalog_view.change)
+    app.router.add_get("/customers/{subject}/whatif", whatif_view.whatif)
     app.router.add_post("/products/{subject}/{change}", catalog_view.change)
     app.router.add_get("/blocks", lists_view.blocks)
     app.router.add_get("/intents", lists_view.intents)
