@@ -9,7 +9,7 @@ from typing import Any
 
 from consumers.kafka.progress import read_stored
 from consumers.kafka.topics import SOURCE_HEADER
-from ledger import chain, events as ev
+from ledger import chain_verify, events as ev
 from ledger.state import BusinessState
 from ledger.store import Store
 from projections.projector import Projector
@@ -92,7 +92,7 @@ class Checks:
         if not wrote:
             return
         if self._log_gained():
-            verdict = chain.verify_store(self.store, self.head)
+            verdict = chain_verify.verify_store(self.store, self.head)
             if not verdict.ok:
                 self.fail("verify ok", str(verdict.report()))
             self.head = (verdict.position, verdict.hash)
