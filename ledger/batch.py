@@ -18,7 +18,7 @@ from sqlalchemy.sql import Executable
 from commands.parsing import NotPermitted, Parsed, Rejection, claimed
 from ledger import codec, events as ev
 from ledger.decide import Blocked, Stamp, block, decide, refuse, reject
-from ledger.outcome import Outcome, outcome
+from ledger.outcome import ASKING, Outcome, outcome
 from ledger.state import BusinessState
 from ledger.states import Draft, Item
 from ledger.store import Claim
@@ -219,7 +219,11 @@ class Batch:
 
 
 def _with_claim(item: Parsed | NotPermitted, events: list[ev.Event]) -> list[ev.Event]:
-    """The command as claimed goes on its first event: in the log, in the events' own transaction.
-    Set in place (see `ev.with_claim`): the list is the one `decide` just made."""
-    ev.with_claim(events[0], claimed(item))
+    """The command as claimed goes on its first event of the decision: in the log, in the events'
+    own transaction (not on the record of asking a provider, which no decision starts with but
+    an abandoned link's close). Set in place (see `ev.with_claim`): the list is the one `decide` just made."""
+    first = events[0]
+    if type(first) in ASKING:
+        first = next((e for e in events if type(e) not in ASKING), first)
+    ev.with_claim(first, claimed(item))
     return events

@@ -7,6 +7,7 @@ contract's order, and the first that fails is the answer.
 from __future__ import annotations
 
 import hashlib
+from datetime import datetime
 from collections.abc import Container
 from typing import Any, NamedTuple
 
@@ -146,6 +147,16 @@ def link_reference(business_id: str | None, command_id: str | None) -> str:
 
 
 link_reference_hex_chars = 32  # 128 bits: no two commands share one
+# A link owed this long without an answer was left by a process that died mid-call (a call
+# lasts at most the adapter's timeout, 10 s by default, capped at 120 s).
+link_request_abandoned_s = 300
+
+
+def _abandoned(requested_at: str, now: str) -> bool:
+    """Pure: both times are the recordings' ISO 8601 UTC stamps."""
+    elapsed = datetime.fromisoformat(now.replace("Z", "+00:00")) - datetime.fromisoformat(
+        requested_at.replace("Z", "+00:00"))
+    return elapsed.total_seconds() > link_request_abandoned_s
 
 
 def _issue_payment_link(state: BusinessState, c: m.IssuePaymentLink, stamp: Stamp, ctx: dict) -> list[ev.Event]:
@@ -157,15 +168,23 @@ def _issue_payment_link(state: BusinessState, c: m.IssuePaymentLink, stamp: Stam
         raise Blocked("nothing_outstanding", details={"order_id": order_id, "total": order.total, "paid": order.paid})
     reference = link_reference(c.business_id, c.command_id)
     being_made = state.link_request_for(order_id)
+    abandoned: list[ev.Event] = []
     if being_made is not None and being_made != reference:
-        # Another command's link for this order is at the provider now: one live link an order.
-        raise Blocked("provider_unavailable", details={"order_id": order_id, "why": "link_in_progress"})
+        request = state.link_requests[being_made]
+        if not _abandoned(request.requested_at, stamp.recorded_at):
+            # Another command's link for this order is at the provider now: one live link an order.
+            raise Blocked("provider_unavailable", details={"order_id": order_id, "why": "link_in_progress"})
+        # Its process died between asking and answering, and nobody asked again: closed, so
+        # the order is not held for ever (the customer never saw that link's url).
+        abandoned = [ev.PaymentLinkFailed(**{**ctx, "command_id": request.command_id}, order_id=order_id,
+                                          reference=being_made, amount=request.amount,
+                                          error=f"abandoned: no answer recorded within {link_request_abandoned_s} s")]
     live = order.live_link
     if live is not None and live.amount == order.outstanding:
-        return [ev.PaymentLinkResent(**ctx, order_id=order_id, reference=live.reference,
-                                     url=live.url, amount=live.amount)]
-    voided = [] if live is None else [ev.PaymentLinkVoided(
-        **ctx, order_id=order_id, reference=live.reference, amount=live.amount)]
+        return abandoned + [ev.PaymentLinkResent(**ctx, order_id=order_id, reference=live.reference,
+                                                 url=live.url, amount=live.amount)]
+    voided = abandoned + ([] if live is None else [ev.PaymentLinkVoided(
+        **ctx, order_id=order_id, reference=live.reference, amount=live.amount)])
     # The url is the provider's answer: the shell records the link owed, asks the provider
     # after that commits, and fills it in (ledger/links.py).
     return voided + [ev.PaymentLinkIssued(**ctx, order_id=order_id, reference=reference, url="", amount=order.outstanding)]

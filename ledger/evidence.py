@@ -13,14 +13,13 @@ from typing import Any
 
 from commands.parsing import NotPermitted
 from ledger import codec, events as ev
-from ledger.outcome import outcome
+from ledger.outcome import ASKING, outcome
 from ledger.store import Store
 
 # Events that carry a command id but were never a decided command's: a rejection claims
 # nothing, a provider's webhook is not a command, and a link owed and its failure are the
 # record of asking the provider, around the command's decision.
-_NOT_DECIDED = (ev.CommandRejected, ev.WebhookRefused, ev.PaymentReceived, ev.PaymentLinkRequested,
-                ev.PaymentLinkFailed)
+_NOT_DECIDED = (ev.CommandRejected, ev.WebhookRefused, ev.PaymentReceived, *ASKING)
 # A decision with these reasons did not claim the command id: another decision, if any, is the command.
 _UNCLAIMING = ("not_permitted", "command_id_reused")
 

@@ -13,6 +13,8 @@ Outcome = dict[str, Any]
 
 
 _ORDER_TYPES = frozenset({"PlaceOrder", "ApproveOrder"})
+# The record of asking the provider for a link: the command's, in the log, but not its decision's events.
+ASKING = (ev.PaymentLinkRequested, ev.PaymentLinkFailed)
 # The names money goes by in a block's details (CONTRACT 6: an outcome with money carries its currency).
 MONEY_DETAILS = frozenset({"credit_limit", "exposure", "order_total", "total", "paid", "outstanding", "amount",
                            "unit_price"})
@@ -49,6 +51,7 @@ def _command_outcome(item: Parsed | NotPermitted | Rejection, events: list[ev.Ev
         out["lines"] = []
     elif kind == "IssuePaymentLink":
         out["payment_link"], out["reused"] = None, False
+        out["events"] = [type(e).__name__ for e in events if type(e) not in ASKING]
     if kind in _ESCALATING_TYPES:
         out["escalation_id"] = None
     for e in events:  # by exact type: no event type has subtypes

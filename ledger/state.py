@@ -36,6 +36,7 @@ class LinkRequest:
     order_id: str
     amount: int
     command_id: str | None
+    requested_at: str  # ISO 8601 UTC, as recorded
 
 
 @dataclass(slots=True)
@@ -147,7 +148,7 @@ class BusinessState:
 
     @_apply.register
     def _(self, e: ev.PaymentLinkRequested) -> None:
-        self.link_requests[e.reference] = LinkRequest(e.order_id, e.amount, e.command_id)
+        self.link_requests[e.reference] = LinkRequest(e.order_id, e.amount, e.command_id, e.recorded_at)
 
     @_apply.register
     def _(self, e: ev.PaymentLinkFailed) -> None:

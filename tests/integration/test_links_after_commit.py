@@ -179,3 +179,25 @@ def test_racing_writers_given_the_same_link_commands_make_one_provider_transacti
     assert len(issued) == len(set(issued)) == len(order_ids) and sorted(requested) == sorted(issued)
     assert sorted(provider.transactions) == sorted(issued)
     assert store.load("shop-1").link_requests == {}
+
+
+def test_a_link_left_owed_by_a_dead_process_is_closed_by_the_next_command_once_no_call_can_still_answer(store, provider):
+    # given a process that died before asking the provider, its command never given again
+    shop = Ledger(store, provider)
+    a_shop(shop)
+    order_id = an_order(shop)
+    provider.during = lambda reference: (_ for _ in ()).throw(Crash(reference))
+    with pytest.raises(Crash):
+        Ledger(store, provider).handle([raw(payment_link(order_id))], "agent")
+    provider.during = None
+    [dead] = [e.reference for _, e in store.notifications(types=["PaymentLinkRequested"])]
+    # when another command asks for the order's link soon after, and again once no call can still answer
+    [soon] = agent(Ledger(store, provider), payment_link(order_id))
+    later = Ledger(store, provider, now=lambda: "2099-01-01T00:00:00.000000Z")
+    [out] = agent(later, payment_link(order_id))
+    # then the first waits; the second closes the dead link owed and gets a link of its own
+    assert (soon["reason"], soon["details"]["why"]) == ("provider_unavailable", "link_in_progress")
+    assert (out["status"], out["events"]) == ("accepted", ["PaymentLinkIssued"])
+    failed = [e for _, e in store.notifications(types=["PaymentLinkFailed"])]
+    assert [e.reference for e in failed] == [dead]
+    assert store.load("shop-1").link_requests == {}

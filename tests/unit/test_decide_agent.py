@@ -2,8 +2,10 @@
 facts before rules, the order's checks in the contract's order, a link for what is still owed."""
 from __future__ import annotations
 
+import dataclasses
+
 from ledger import events as ev
-from ledger.decide import link_reference
+from ledger.decide import link_reference, link_request_abandoned_s
 from tests.builders import UNKNOWN, command, conflict, known, line, order, payment_link
 from tests.decided import (ORDER_ID, a_customer, a_link, a_payment, a_product, an_order,
                            blocked, ctx, escalated, given, priced)
@@ -146,6 +148,18 @@ def test_a_link_being_made_for_another_command_blocks_with_provider_unavailable(
 def test_a_command_decided_again_while_its_own_link_is_owed_issues_that_same_link():
     cmd = payment_link("ord-0")
     given(*SHOP, an_order("ord-0", "cust-1", "rice", 2, RICE), a_request(cmd, "ord-0", 2 * RICE)).when(cmd).then(
+        ev.PaymentLinkIssued(**ctx(cmd), order_id="ord-0", reference=link_reference(cmd["business_id"], cmd["command_id"]),
+                             url="", amount=2 * RICE))
+
+
+def test_a_link_owed_with_no_answer_for_longer_than_any_call_is_closed_and_a_new_one_issued():
+    owed, cmd = payment_link("ord-0"), payment_link("ord-0")
+    request = a_request(owed, "ord-0", 2 * RICE)
+    stale = dataclasses.replace(request, recorded_at="2026-12-01T11:54:59.000000Z")  # 301 s before the stamp
+    given(*SHOP, an_order("ord-0", "cust-1", "rice", 2, RICE), stale).when(cmd).then(
+        ev.PaymentLinkFailed(**{**ctx(cmd), "command_id": owed["command_id"]}, order_id="ord-0",
+                             reference=request.reference, amount=2 * RICE,
+                             error=f"abandoned: no answer recorded within {link_request_abandoned_s} s"),
         ev.PaymentLinkIssued(**ctx(cmd), order_id="ord-0", reference=link_reference(cmd["business_id"], cmd["command_id"]),
                              url="", amount=2 * RICE))
 
