@@ -6,8 +6,6 @@ contract's order, and the first that fails is the answer.
 """
 from __future__ import annotations
 
-import hashlib
-from datetime import datetime
 from collections.abc import Container
 from typing import Any, NamedTuple
 
@@ -15,6 +13,7 @@ from commands import models as m
 from commands.limits import amount_max
 from commands.parsing import NotPermitted, Rejection
 from ledger import events as ev
+from ledger.link_rules import abandoned as _abandoned, link_reference, link_request_abandoned_s
 from ledger.promises import promised_follow_up
 from ledger.state import BusinessState, Customer
 
@@ -136,27 +135,6 @@ def _priced(state: BusinessState, customer_id: str, lines: list[tuple[str, int]]
         total += quantity * unit_price
     _within_amount_max("total", total)  # after stock, before the credit limit; a line's total is within it
     return customer, priced, total
-
-
-def link_reference(business_id: str | None, command_id: str | None) -> str:
-    """A link's reference, the same however often its command is decided: the provider's
-    idempotency key, so one command makes at most one provider transaction. Letters, digits
-    and `-` only: every provider takes it as its reference."""
-    digest = hashlib.sha256(f"{business_id or ''}\x00{command_id or ''}".encode("utf-8", "surrogatepass"))
-    return f"lnk-{digest.hexdigest()[:link_reference_hex_chars]}"
-
-
-link_reference_hex_chars = 32  # 128 bits: no two commands share one
-# A link owed this long without an answer was left by a process that died mid-call (a call
-# lasts at most the adapter's timeout, 10 s by default, capped at 120 s).
-link_request_abandoned_s = 300
-
-
-def _abandoned(requested_at: str, now: str) -> bool:
-    """Pure: both times are the recordings' ISO 8601 UTC stamps."""
-    elapsed = datetime.fromisoformat(now.replace("Z", "+00:00")) - datetime.fromisoformat(
-        requested_at.replace("Z", "+00:00"))
-    return elapsed.total_seconds() > link_request_abandoned_s
 
 
 def _issue_payment_link(state: BusinessState, c: m.IssuePaymentLink, stamp: Stamp, ctx: dict) -> list[ev.Event]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from ledger import events as ev
-from ledger.decide import link_reference, link_request_abandoned_s
+from ledger.link_rules import link_reference, link_request_abandoned_s
 from tests.builders import UNKNOWN, command, conflict, known, line, order, payment_link
 from tests.decided import (ORDER_ID, a_customer, a_link, a_payment, a_product, an_order,
                            blocked, ctx, escalated, given, priced)
