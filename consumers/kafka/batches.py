@@ -68,16 +68,21 @@ def partition(key: bytes | None, partitions: Sequence[int]) -> int:
     return partitions[(murmur2(key) & 0x7FFFFFFF) % len(partitions)]
 
 
-async def send_all(producer: AIOKafkaProducer, messages: Iterable[tuple[str, bytes | None, bytes, Headers]]) -> None:
-    """Send every (topic, key, value, headers) and wait until the broker has them all."""
+async def send_all(producer: AIOKafkaProducer, messages: Iterable[tuple[str, bytes | None, bytes, Headers]],
+                   pinned: Iterable[int | None] | None = None) -> None:
+    """Send every (topic, key, value, headers) and wait until the broker has them all. `pinned`:
+    for each message, the partition it goes to whatever its key (None: its key's)."""
     by_partition: dict[tuple[str, int], list[tuple[bytes | None, bytes, Headers]]] = {}
     partitions: dict[str, list[int]] = {}
     chosen: dict[tuple[str, bytes | None], int] = {}  # a key's partition, hashed once a call (events share keys)
+    pins = iter(pinned) if pinned is not None else None
     for topic, key, value, headers in messages:
         if topic not in partitions:
             partitions[topic] = sorted(await producer.partitions_for(topic))
-        number = chosen.get((topic, key)) if key is not None else None
-        if number is None:
+        pin = next(pins) if pins is not None else None
+        if pin is not None:
+            number = partitions[topic][pin % len(partitions[topic])]
+        elif (number := chosen.get((topic, key)) if key is not None else None) is None:
             number = chosen[topic, key] = partition(key, partitions[topic])
         by_partition.setdefault((topic, number), []).append((key, value, headers))
     sent = []

@@ -177,8 +177,15 @@ def pending(engine: Engine, group: str, partitions: Iterable[TopicPartition]) ->
 
 
 async def publish(producer: AIOKafkaProducer, entries: Sequence[Owed]) -> dict[TopicPartition, int]:
-    """Send everything owed and wait until the broker has it all; returns the offsets now published."""
-    await send_all(producer, (m for e in entries for m in e.messages))
+    """Send everything owed and wait until the broker has it all; returns the offsets now published.
+
+    Each message goes to the partition number its command came from (topics have one partition
+    count): keyed by `command_id`, outcomes would scatter over the partitions by their ids' hashes,
+    and a reader of one business's outcomes would see them out of command order. So the outcomes
+    of one command partition come out on one partition, in command order (at least once: a
+    publish that is tried again repeats what the broker already had)."""
+    await send_all(producer, (m for e in entries for m in e.messages),
+                   (e.tp.partition for e in entries for _ in e.messages))
     published: dict[TopicPartition, int] = {}
     for e in entries:
         published[e.tp] = max(published.get(e.tp, -1), e.offset)
