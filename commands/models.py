@@ -14,6 +14,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt, St
 
 from commands.currencies import is_currency
 from commands.facts import REQUIRED, UNKNOWN, Required, fact
+from commands.invisible import INVISIBLE_CLASS
 from commands.limits import amount_max, id_chars_max, text_chars_max
 
 # Quantities, prices and limits above amount_max are not amounts a shop means, and sums of
@@ -23,23 +24,32 @@ NonNegativeInt = Annotated[StrictInt, Field(ge=0, le=amount_max)]
 
 # Unicode category Cc: C0, DEL and C1. No column or driver has to hold them in an id (a NUL
 # is refused by PostgreSQL's text), and no person can read them.
-_control = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_CONTROL_CLASS = "\\u0000-\\u001f\\u007f-\\u009f"
+_control = re.compile(f"[{_CONTROL_CLASS}]")
+# Nor invisible ones (commands/invisible.py: format, bidi controls, default-ignorables): "shop-1"
+# and "shop-1" + U+200B would be two businesses that look alike, and U+202E turns an id around.
+_unreadable = re.compile(f"[{_CONTROL_CLASS}{INVISIBLE_CLASS}]")
 
 
 def is_id(value: object) -> bool:
-    """The contract's id (section 11): 1..128 characters, no control character, not blank."""
+    """The contract's id (section 11): 1..128 characters, no control or invisible character, not blank."""
     return (isinstance(value, str) and 0 < len(value) <= id_chars_max
-            and not value.isspace() and _control.search(value) is None)
+            and not value.isspace() and _unreadable.search(value) is None)
 
 
 def _id_problem(value: str) -> str:
-    return "an id must not be only whitespace" if value.isspace() else "an id must not hold control characters"
+    if value.isspace():
+        return "an id must not be only whitespace"
+    if _control.search(value):
+        return "an id must not hold control characters"
+    return "an id must not hold invisible characters (format, bidi control, default-ignorable)"
 
 
 # Ids and free text are checked by pydantic-core's regex engine, not by a Python call per
 # value: its `\s` is exactly `str.isspace` outside the control characters (every code point
 # compared). A mismatch is reported as these messages say (PATTERN_ERRORS, parsing's errors).
-_id_pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$"
+_NOT_IN_ID = _CONTROL_CLASS + INVISIBLE_CLASS
+_id_pattern = f"^[^{_NOT_IN_ID}]*[^\\s{_NOT_IN_ID}][^{_NOT_IN_ID}]*$"
 _text_pattern = "^[^\\u0000]*$"
 Id = Annotated[StrictStr, Field(min_length=1, max_length=id_chars_max, pattern=_id_pattern)]
 FreeText = Annotated[StrictStr, Field(max_length=text_chars_max, pattern=_text_pattern)]

@@ -177,7 +177,7 @@ def _complete_turn(state: BusinessState, c: m.CompleteTurn, stamp: Stamp, ctx: d
     reply = c.facts.reply.value
     events: list[ev.Event] = [ev.ReplyRecorded(**ctx, reply=reply)]
     phrase = promised_follow_up(reply)
-    if phrase is not None and c.turn not in state.escalated_turns:
+    if phrase is not None and not state.has_open_escalation(c.turn):
         events.append(ev.EscalationRaised(**ctx, escalation_id=stamp.escalation_id, cause="auto_promise",
                                           reason="reply promises a human follow-up", auto=True, phrase=phrase))
     return events

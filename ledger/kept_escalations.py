@@ -24,23 +24,25 @@ escalations = Table(
     Column("escalation_id", Text, primary_key=True),
     Column("status", Text, nullable=False),  # open, acknowledged, resolved or dismissed
 )
-turns = Table(  # every turn an escalation was raised in
+turns = Table(  # every turn an escalation was raised in, and which (its status: `escalations`)
     "ledger_escalated_turns", metadata,
     Column("business_id", Text, primary_key=True),
     Column("conversation_id", Text, primary_key=True),
     Column("turn_id", Text, primary_key=True),
+    Column("escalation_id", Text, primary_key=True),
 )
 _UPSERT = ("INSERT INTO ledger_escalations (business_id, escalation_id, status) VALUES (?, ?, ?)"
            " ON CONFLICT (business_id, escalation_id) DO {}")
 _STATUS_CHANGES = "UPDATE SET status = excluded.status"
-_INSERT_TURN = ("INSERT INTO ledger_escalated_turns (business_id, conversation_id, turn_id) VALUES (?, ?, ?)"
+_INSERT_TURN = ("INSERT INTO ledger_escalated_turns (business_id, conversation_id, turn_id, escalation_id)"
+                " VALUES (?, ?, ?, ?)"
                 " ON CONFLICT DO NOTHING")
 
 
 class KeptEscalations(NamedTuple):
     """A batch's escalations as they now stand, (business, id, status), and the turns it escalated."""
     escalations: Sequence[tuple[str, str, str]] = ()
-    turns: Sequence[tuple[str, str, str]] = ()  # business, conversation, turn
+    turns: Sequence[tuple[str, str, str, str]] = ()  # business, conversation, turn, escalation
 
 
 def keep(conn: Connection, kept: KeptEscalations, on_conflict: str = _STATUS_CHANGES) -> None:
@@ -57,12 +59,16 @@ def statuses(engine: Engine, business_id: str | None, escalation_ids: Iterable[s
     return dict(rows)
 
 
-def escalated(engine: Engine, business_id: str | None, asked: Iterable[tuple[str, str]]) -> set[tuple[str, str]]:
-    """Which of these (conversation, turn)s had an escalation raised in them."""
+def escalated(engine: Engine, business_id: str | None,
+              asked: Iterable[tuple[str, str]]) -> dict[tuple[str, str], tuple[str, ...]]:
+    """Which of these (conversation, turn)s had an escalation raised in them, and which ones."""
     with sql.reading(engine) as conn:
-        rows = sql.lookup(conn, turns.name, ("conversation_id", "turn_id"), ("business_id", "conversation_id", "turn_id"),
-                          ((business_id or "", c, t) for c, t in asked))
-    return {(c, t) for c, t in rows}
+        rows = sql.lookup(conn, turns.name, ("conversation_id", "turn_id", "escalation_id"),
+                          ("business_id", "conversation_id", "turn_id"), ((business_id or "", c, t) for c, t in asked))
+    found: dict[tuple[str, str], tuple[str, ...]] = {}
+    for c, t, i in rows:
+        found[(c, t)] = found.get((c, t), ()) + (i,)
+    return found
 
 
 def backfill(engine: Engine, state: BusinessState) -> None:
@@ -71,8 +77,9 @@ def backfill(engine: Engine, state: BusinessState) -> None:
     with engine.connect() as conn:
         stored = [conn.execute(select(func.count()).select_from(t).where(t.c.business_id == b)).scalar()
                   for t in (escalations, turns)]
-    if stored[0] >= len(state.escalations) and stored[1] >= len(state.escalated_turns):
+    raised = [(b, c, t, i) for (c, t), ids in state.escalated_turns.items() for i in ids]
+    if stored[0] >= len(state.escalations) and stored[1] >= len(raised):
         return
     with engine.begin() as conn:
-        keep(conn, KeptEscalations([(b, i, status) for i, status in state.escalations.items()],
-                        [(b, c, t) for c, t in state.escalated_turns]), on_conflict="NOTHING")
+        keep(conn, KeptEscalations([(b, i, status) for i, status in state.escalations.items()], raised),
+             on_conflict="NOTHING")

@@ -15,9 +15,13 @@ from importlib import resources
 
 import orjson
 
+from commands.invisible import has_invisible
+
 # Straight, curly, modifier-letter, backtick, acute, prime: all typed as apostrophes in chat,
 # and all dropped.
 _APOSTROPHES = frozenset("'\u2018\u2019\u02bc\u0060\u00b4\u2032")
+# Letterlike symbols that neither NFKC, their names nor TR39 take to a letter.
+_LETTERLIKE = {"\u212e": "e", "\u2118": "p", "\u2132": "f", "\u214e": "f"}
 
 
 @lru_cache(maxsize=1)
@@ -49,19 +53,55 @@ def _latin_skeleton(char: str) -> str | None:
     return None
 
 
-def _fold_char(char: str) -> str:
-    """One character as a person reads it: nothing if invisible (format, category Cf),
-    case folded, accents dropped, a look-alike letter of another script as its Latin one."""
-    if char in _APOSTROPHES or unicodedata.category(char) == "Cf":
+# Blanks that are neither spaces nor nothing: a braille blank and the Hangul fillers show as
+# an empty cell in some fonts and as nothing in others. Folded to this one mark, a reply is
+# read both ways (`readings`).
+_BLANK = "\u2800"
+_BLANKS = frozenset("\u2800\u3164\u115f\u1160\uffa0")
+# A letter Unicode names as a Latin (or regional indicator) letter in some dress: small
+# capitals (ᴄᴀʟʟ), parenthesized, negative squared and circled letters, script and dotless
+# forms. NFKC leaves these as they are, or makes them letters with punctuation around.
+_LETTER_NAME = re.compile(r"(?:LATIN|REGIONAL INDICATOR).*\b(?:LETTER|CAPITAL)(?: SCRIPT| DOTLESS)? ([A-Z])$")
+
+
+def _unseen(char: str) -> bool:
+    """Nothing a person sees on its own: invisible (commands/invisible.py: format characters,
+    variation selectors, every default-ignorable) or a mark on the letter before it (accents,
+    the enclosing circle U+20DD)."""
+    return has_invisible(char) or unicodedata.category(char)[0] == "M"
+
+
+def _fold_one(char: str) -> str:
+    """One character of NFKC's output as a person reads it."""
+    if char in _BLANKS:
+        return _BLANK
+    if _unseen(char):
         return ""
+    named = _LETTER_NAME.search(unicodedata.name(char, "")) if not char.isascii() else None
+    if named:
+        return named.group(1).lower()
     out = []
     for c in unicodedata.normalize("NFD", char.casefold()):
-        if unicodedata.combining(c):
+        if _unseen(c):
             continue
         if not c.isascii() and c.isalpha():
             c = _latin_skeleton(c) or c
         out.append(c)
     return "".join(out)
+
+
+def _fold_char(char: str) -> str:
+    """One character as a person reads it: nothing if unseen, case folded, accents dropped, a
+    styled or look-alike letter as its Latin one. Its name first (NFKC makes a parenthesized
+    letter three characters), then NFKC (full-width and styled letters become plain ones)."""
+    if char in _APOSTROPHES or (char not in _BLANKS and _unseen(char)):
+        return ""  # before its name: a tag letter (U+E0041) is named as a Latin one
+    if char in _LETTERLIKE:
+        return _LETTERLIKE[char]
+    named = _LETTER_NAME.search(unicodedata.name(char, ""))
+    if named:
+        return named.group(1).lower()
+    return "".join(_fold_one(c) for c in unicodedata.normalize("NFKC", char))
 
 
 class _FoldTable(dict):
@@ -77,22 +117,35 @@ _fold_table = _FoldTable()
 
 
 def fold(text: str) -> str:
-    """NFKC (full-width and styled letters become plain ones), then each character folded.
-
-    Apostrophes go too. The acute accent first: NFKC would make it a space and a mark."""
+    """Each character folded as a person reads it (`_fold_char`); apostrophes go too."""
     if text.isascii():
         return text.lower().replace("'", "").replace("`", "")
-    return unicodedata.normalize("NFKC", text.replace("\u00b4", "'")).translate(_fold_table)
+    return text.translate(_fold_table)
+
+
+def _spaced(folded: str) -> str:
+    return " ".join(_PUNCTUATION.sub(" ", folded).split())
+
+
+_PUNCTUATION = re.compile(r"[\W_]+")
 
 
 def normalise(text: str) -> str:
     """Folded as a person reads it (apostrophes dropped), punctuation and spacing folded to
-    one space.
+    one space; a blank (`_BLANKS`) is a space here.
 
     Dropped, not expanded: "I'll" becomes "ill", and the phrase list carries "will" forms
     beside the contracted ones. Expanding would guess ("he'd": had or would?).
     """
-    return " ".join(re.sub(r"[\W_]+", " ", fold(text)).split())
+    return _spaced(fold(text))
+
+
+def readings(text: str) -> list[str]:
+    """The text normalised as a person may read it: a blank as a space, and (when it holds one)
+    as nothing."""
+    folded = fold(text)
+    spaced = _spaced(folded)
+    return [spaced, _spaced(folded.replace(_BLANK, ""))] if _BLANK in folded else [spaced]
 
 
 @lru_cache(maxsize=1)
@@ -102,9 +155,10 @@ def phrases() -> tuple[str, ...]:
 
 
 def promised_follow_up(reply: str) -> str | None:
-    """The first phrase the reply contains, whole words only, or None."""
-    text = f" {normalise(reply)} "
-    for phrase in phrases():
-        if f" {phrase} " in text:
-            return phrase
+    """The first phrase the reply contains, whole words only, in any of its readings, or None."""
+    for reading in readings(reply):
+        text = f" {reading} "
+        for phrase in phrases():
+            if f" {phrase} " in text:
+                return phrase
     return None

@@ -91,7 +91,7 @@ def encode(state: BusinessState, turns_forgotten: bool) -> bytes:
         "customers": [[k, c.name, c.credit_limit, c.exposure] for k, c in state.customers.items()],
         "link_requests": [[k, r.order_id, r.amount, r.command_id] for k, r in state.link_requests.items()],
         "escalations": list(state.escalations.items()),
-        "turns": list(state.escalated_turns),
+        "turns": [[c, t, list(ids)] for (c, t), ids in state.escalated_turns.items()],
         "turns_forgotten": turns_forgotten,
         "held": [[k, *_held(h)] for k, h in state.held_orders.items()],
         "blocked": [blocked_id, None if blocked is None else _held(blocked)],
@@ -110,7 +110,7 @@ def decode(business_id: str, version: int, d: dict) -> BusinessState:
         customers={k: Customer(name, limit, exposure) for k, name, limit, exposure in d["customers"]},
         link_requests={k: LinkRequest(*rest) for k, *rest in d["link_requests"]},
         escalations=dict(d["escalations"]),
-        escalated_turns=dict.fromkeys((c, t) for c, t in d["turns"]),
+        escalated_turns={(c, t): tuple(ids) for c, t, ids in d["turns"]},
         held_orders={k: HeldOrder(*rest) for k, *rest in d["held"]},
         _blocked=(blocked_id, None if blocked is None else HeldOrder(*blocked)))
 

@@ -65,6 +65,9 @@ class HeldOrder:
 held_orders_max = 10_000
 
 
+_OPEN = ("open", "acknowledged")  # an acknowledged escalation has a person on it: still open
+
+
 @dataclass
 class BusinessState:
     business_id: str
@@ -82,7 +85,9 @@ class BusinessState:
     # A writer keeps only its open escalations and recent turns here too (ledger/states.py),
     # reading the others back from the store when a command names them.
     escalations: dict[str, str] = field(default_factory=dict)  # id -> open/acknowledged/resolved/dismissed
-    escalated_turns: dict[tuple[str, str], None] = field(default_factory=dict)  # in the order raised
+    # Turn -> the escalations raised in it, turns in the order raised. Only an open (or
+    # acknowledged) one covers a promise in its turn: `has_open_escalation`.
+    escalated_turns: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)
     held_orders: dict[str, HeldOrder] = field(default_factory=dict)  # open credit-limit escalation -> order
     # The last credit-limit block's claimed order, until its EscalationRaised (the same command) comes.
     _blocked: tuple[str | None, HeldOrder | None] = (None, None)
@@ -100,6 +105,10 @@ class BusinessState:
         if apply is None:
             apply = _APPLY[kind] = _apply_for(kind)
         apply(self, event)
+
+    def has_open_escalation(self, turn: tuple[str, str] | None) -> bool:
+        """Whether an escalation raised in the turn is still open: a closed one covers no later promise."""
+        return any(self.escalations.get(i) in _OPEN for i in self.escalated_turns.get(turn, ())) if turn else False
 
     @singledispatchmethod
     def _apply(self, event: ev.Event) -> None:
@@ -170,7 +179,8 @@ class BusinessState:
     def _(self, e: ev.EscalationRaised) -> None:
         self.escalations[e.escalation_id] = "open"
         if e.conversation_id is not None and e.turn_id is not None:
-            self.escalated_turns[(e.conversation_id, e.turn_id)] = None
+            turn = (e.conversation_id, e.turn_id)
+            self.escalated_turns[turn] = self.escalated_turns.get(turn, ()) + (e.escalation_id,)
         command_id, held = self._blocked
         if e.cause == "credit_limit" and held is not None and command_id == e.command_id:
             self.held_orders[e.escalation_id] = held

@@ -182,15 +182,17 @@ class Draft:
         missing = [i for i in order_ids if i not in state.orders]
         if missing:
             state.orders.update(store.orders_for(business_id, missing))
-        missing = [i for i in named.escalation_ids if i not in state.escalations]
+        if named.turns and business_id in self._states.turns_forgotten:
+            # Every named turn: one in memory may hold only what was raised in it since it was forgotten.
+            for turn, ids in store.escalated_turns(business_id, named.turns).items():
+                state.escalated_turns[turn] = tuple(dict.fromkeys((*ids, *state.escalated_turns.get(turn, ()))))
+        # A completed turn's escalations by status too: only an open one covers its promise.
+        turns_raised = [i for t in named.turns for i in state.escalated_turns.get(t, ())]
+        missing = [i for i in (*named.escalation_ids, *turns_raised) if i not in state.escalations]
         if missing:
             found = store.escalation_statuses(business_id, missing)
             state.escalations.update(found)
             self._closed += [(business_id, i) for i, status in found.items() if status in _CLOSED]
-        if named.turns and business_id in self._states.turns_forgotten:
-            asked = [t for t in named.turns if t not in state.escalated_turns]
-            if asked:
-                state.escalated_turns.update(dict.fromkeys(store.escalated_turns(business_id, asked)))
         return state
 
     def fold(self, events: Sequence[ev.Event]) -> list[tuple[int, ev.Event]]:
@@ -226,7 +228,7 @@ class Draft:
 
     def _escalations(self, appended: Sequence[tuple[int, ev.Event]],
                      changed: dict[tuple[str, str], None]) -> KeptEscalations:
-        turns = [(e.business_id or "", e.conversation_id, e.turn_id) for _, e in appended
+        turns = [(e.business_id or "", e.conversation_id, e.turn_id, e.escalation_id) for _, e in appended
                  if type(e) is ev.EscalationRaised and e.conversation_id is not None and e.turn_id is not None]
         rows = [(b, i, self.state(b).escalations[i]) for b, i in changed]
         self._closed += [(b, i) for b, i, status in rows if status in _CLOSED]

@@ -123,7 +123,8 @@ class Store:
     def escalation_statuses(self, business_id: str | None, escalation_ids: Iterable[str]) -> dict[str, str]:
         return kept_escalations.statuses(self.engine, business_id, escalation_ids)
 
-    def escalated_turns(self, business_id: str | None, turns: Iterable[tuple[str, str]]) -> set[tuple[str, str]]:
+    def escalated_turns(self, business_id: str | None,
+                        turns: Iterable[tuple[str, str]]) -> dict[tuple[str, str], tuple[str, ...]]:
         return kept_escalations.escalated(self.engine, business_id, turns)
 
     def backfill(self, state: BusinessState) -> None:

@@ -16,6 +16,7 @@ import subprocess
 from collections.abc import Iterator
 from typing import Any
 
+from commands.invisible import has_invisible
 from commands.limits import id_chars_max, text_chars_max
 from ledger.service import Ledger
 from ledger.store import Store
@@ -43,6 +44,14 @@ HOSTILE: dict[str, str] = {
     "whitespace": " ",
     "ideographic space": "\u3000\u3000",
     "emoji": "\U0001f6d2 cart",
+    "zero-width space": "shop-1\u200b",
+    "bidi isolate": "a\u2066b\u2069",
+    "variation selector": "a\ufe0f\U000e0100",
+    "grapheme joiner": "a\u034fb",
+    "hangul filler": "\u3164",
+    "tag letters": "a\U000e0041\U000e007f",
+    "braille blank": "a\u2800b",
+    "small capitals": "\u1d04\u1d00\u029f\u029f",
 }
 
 ENVELOPE_IDS = ("command_id", "business_id")
@@ -101,7 +110,7 @@ def broken(field_kind: str, value: str) -> bool | None:
     if field_kind in ("type", "enum"):
         return True
     if field_kind == "id":
-        return (len(value) > id_chars_max or value.isspace()
+        return (len(value) > id_chars_max or value.isspace() or has_invisible(value)
                 or any(ord(ch) < 0x20 or 0x7f <= ord(ch) <= 0x9f for ch in value))
     if field_kind == "text":
         return "\x00" in value or len(value) > text_chars_max

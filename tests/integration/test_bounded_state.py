@@ -108,7 +108,7 @@ def test_a_restarted_writer_answers_from_the_store_what_it_no_longer_holds(forge
     [reply] = agent(later, command("CompleteTurn", {"reply": known(PROMISE, "agent")}, turn="turn-1"))
     again = close(later, esc)
 
-    assert reply["events"] == ["ReplyRecorded"]
+    assert reply["events"] == ["ReplyRecorded", "EscalationRaised"]  # a closed escalation covers no promise
     assert (again["status"], again["reason"]) == ("blocked", "already_closed")
     assert esc not in later.state("shop-1").escalations  # nothing closed is kept
 
@@ -123,3 +123,38 @@ def test_an_approvable_escalation_out_of_memory_places_its_order(store, monkeypa
     [out] = owner(ledger, command("ApproveOrder", {"escalation_id": known(blocked["escalation_id"], "web")}))
 
     assert out["events"] == ["OrderPlaced", "EscalationClosed"]
+
+
+def test_a_promise_in_a_turn_whose_only_escalation_was_closed_escalates_again(forgetful):
+    # given: turn-1's escalation dismissed, and pushed out of memory by turn-2's
+    esc = escalate(forgetful, "turn-1")
+    close(forgetful, esc, "dismissed")
+    escalate(forgetful, "turn-2")
+    assert ("conv-1", "turn-1") not in forgetful.state("shop-1").escalated_turns
+    # when the agent promises a call in turn-1
+    [out] = agent(forgetful, command("CompleteTurn", {"reply": known(PROMISE, "agent")}, turn="turn-1"))
+    # then: a closed escalation covers nothing
+    assert out["events"] == ["ReplyRecorded", "EscalationRaised"]
+
+
+def test_a_promise_in_a_turn_whose_escalation_is_open_but_out_of_memory_raises_nothing(forgetful):
+    escalate(forgetful, "turn-1")
+    esc = escalate(forgetful, "turn-1")
+    close(forgetful, esc, "resolved")  # one of turn-1's two closed; the other still open
+    escalate(forgetful, "turn-2")
+
+    [out] = agent(forgetful, command("CompleteTurn", {"reply": known(PROMISE, "agent")}, turn="turn-1"))
+
+    assert out["events"] == ["ReplyRecorded"]
+
+
+def test_a_promise_after_its_turns_escalation_was_closed_in_memory_escalates_again(store):
+    ledger = Ledger(store)
+    a_shop(ledger)
+    esc = escalate(ledger, "turn-1")
+    close(ledger, esc, "dismissed")
+
+    [out] = agent(ledger, command("CompleteTurn", {"reply": known("Our manager will call you back", "agent")},
+                                  turn="turn-1"))
+
+    assert out["events"] == ["ReplyRecorded", "EscalationRaised"]

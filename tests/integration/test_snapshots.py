@@ -35,10 +35,11 @@ def assert_decides_as(state: BusinessState, full: BusinessState, store: Store) -
         (full.version, full.currency, full.products, full.customers, full.held_orders, full._blocked)
     assert {i: full.orders[i] for i in state.orders} == state.orders
     assert {i: full.escalations[i] for i in state.escalations} == state.escalations
-    assert set(state.escalated_turns) <= set(full.escalated_turns)
+    assert all(set(ids) <= set(full.escalated_turns[t]) for t, ids in state.escalated_turns.items())
     assert store.orders_for(b, full.orders) == full.orders
     assert store.escalation_statuses(b, full.escalations) == full.escalations
-    assert store.escalated_turns(b, full.escalated_turns) == set(full.escalated_turns)
+    assert {t: set(ids) for t, ids in store.escalated_turns(b, full.escalated_turns).items()} == \
+        {t: set(ids) for t, ids in full.escalated_turns.items()}
 
 
 class Shop:

@@ -2,7 +2,8 @@
 full-width and styled forms, and letters of other scripts that look Latin hide no promise."""
 import pytest
 
-from ledger.promises import fold, normalise, promised_follow_up
+from commands.invisible import INVISIBLE_RANGES
+from ledger.promises import fold, normalise, promised_follow_up, readings
 
 DISGUISED_PROMISES = [
     # invisible format characters (Unicode category Cf)
@@ -42,6 +43,28 @@ DISGUISED_PROMISES = [
     "FOL\u00adLOW-\u200bUP c\u043eming from the manager",
     "I go c\u00e0ll y\u043eu b\u0430ck, abeg",
     "Somebody go c\u0430ll you soon",
+    # invisible outside category Cf (default-ignorables, variation selectors), blanks, marks
+    "I will c\u034fall you back",                      # combining grapheme joiner
+    "I will c\ufe0fall you back",                      # variation selector 16
+    "I will c\ufe00a\ufe0el\ufe01l you back",          # variation selectors 1, 15, 2
+    "I will c\U000e0100all you back",                  # variation selector 17 (supplement)
+    "I will c\u17b4a\u17b5ll you back",                # Khmer inherent vowels
+    "I will c\u180ba\u180cl\u180dl you back",          # Mongolian free variation selectors
+    "I will c\u3164all you back",                      # Hangul filler
+    "I will c\u115fall you back",                      # Hangul choseong filler
+    "I will c\uffa0all you back",                      # half-width Hangul filler
+    "I will c\u2800all you back",                      # braille blank, read as nothing
+    "I will call\u2800you back",                       # braille blank, read as a space
+    "I will c\u20dda\u20ddl\u20ddl\u20dd you back",     # combining enclosing circle
+    "I will ca\U000e0041ll you back",                  # tag letter
+    # small capitals, other letterlike forms
+    "I will \u1d04\u1d00\u029f\u029f you back",          # ᴄᴀʟʟ
+    "\u026a \u1d21\u026a\u029f\u029f \u1d04\u1d00\u029f\u029f \u028f\u1d0f\u1d1c \u0299\u1d00\u1d04\u1d0b",  # all small capitals
+    "I will \u249e\u249c\u24a7\u24a7 you back",          # parenthesized letters
+    "I will \U0001f172\U0001f170\U0001f17b\U0001f17b you back",  # negative squared letters
+    "I will \U0001f1e8\U0001f1e6\U0001f1f1\U0001f1f1 you back",  # regional indicators
+    "I will call you back, b\u212e sure",           # estimated symbol as e: the promise is before it
+    "I will g\u212et back to you",                     # estimated symbol as e
 ]
 
 DISGUISED_HARMLESS = [
@@ -56,6 +79,8 @@ DISGUISED_HARMLESS = [
     "Delivery takes 2 days \u202ewithin Lagos\u202c.",
     "\u00bfCu\u00e1ntos sacos quieres?",
     "Feel free to re\u0430ch out to us anytime.",
+    "Your order is c\u034fonfirmed\ufe0f \u2705",
+    "C\u2800all center hours: 9 to 5.",
 ]
 
 
@@ -69,13 +94,32 @@ def test_a_disguised_ordinary_reply_is_not_a_promise(reply):
     assert promised_follow_up(reply) is None
 
 
-def test_there_are_at_least_thirty_disguises():
-    assert len(DISGUISED_PROMISES) >= 30
+def test_there_are_at_least_fifty_disguises():
+    assert len(DISGUISED_PROMISES) >= 50
 
 
-@pytest.mark.parametrize("char", ["\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad", "\u202e", "\u2066"])
-def test_format_characters_are_dropped(char):
+@pytest.mark.parametrize("char", ["\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad", "\u202e", "\u2066",
+                                  "\u034f", "\ufe0f", "\U000e01ef", "\u17b4", "\u180d", "\u20dd", "\U000e007f"])
+def test_invisible_characters_and_marks_are_dropped(char):
     assert normalise(f"ca{char}ll") == "call"
+
+
+@pytest.mark.parametrize("char", ["\u2800", "\u3164", "\u115f", "\u1160", "\uffa0"])
+def test_a_blank_reads_as_a_space_and_as_nothing(char):
+    assert readings(f"ca{char}ll") == ["ca ll", "call"]
+
+
+def test_every_default_ignorable_and_format_character_is_dropped():
+    # given every code point commands/invisible.py names (Cf and Default_Ignorable_Code_Point)
+    blanks = {0x115F, 0x1160, 0x3164, 0xFFA0}
+    codes = [c for a, b in INVISIBLE_RANGES for c in range(a, b + 1) if c not in blanks]
+    # when each sits inside a word / then the word reads whole
+    assert [chr(c) for c in codes if normalise(f"ca{chr(c)}ll") != "call"] == []
+
+
+def test_small_capitals_and_letterlike_forms_fold_to_their_letter():
+    assert fold("\u1d00\u0299\u1d04\u1d05\u1d07\ua730\u0262\u029c\u026a\u1d0a\u1d0b\u029f\u1d0d\u0274\u1d0f"
+                "\u1d18\ua7af\u0280\ua731\u1d1b\u1d1c\u1d20\u1d21\u028f\u1d22") == "abcdefghijklmnopqrstuvwyz"
 
 
 def test_look_alike_letters_fold_to_their_latin_skeleton():

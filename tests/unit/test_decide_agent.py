@@ -7,7 +7,7 @@ import dataclasses
 from ledger import events as ev
 from ledger.link_rules import link_reference, link_request_abandoned_s
 from tests.builders import UNKNOWN, command, conflict, known, line, order, payment_link
-from tests.decided import (ORDER_ID, a_customer, a_link, a_payment, a_product, an_order,
+from tests.decided import (ESCALATION_ID, ORDER_ID, a_customer, a_link, a_payment, a_product, an_order,
                            blocked, ctx, escalated, given, priced)
 
 RICE, BEANS = 45000, 3000
@@ -187,6 +187,38 @@ def test_a_turn_already_escalated_gets_no_second_escalation_for_its_promise():
     earlier = command("Escalate", {}, turn="turn-1")
     cmd = reply("A colleague will call you back today.")
     given(escalated(earlier, "agent", None)).when(cmd).then(
+        ev.ReplyRecorded(**ctx(cmd), reply=cmd["facts"]["reply"]["value"]))
+
+
+def _closed(resolution: str) -> ev.EscalationClosed:
+    return ev.EscalationClosed(business_id="shop-1", command_id="c-close", recorded_at="t",
+                               escalation_id=ESCALATION_ID, resolution=resolution)
+
+
+def test_a_closed_escalation_earlier_in_the_turn_does_not_silence_a_later_promise():
+    # given: the agent escalated in turn-1, and the owner dismissed it
+    earlier = command("Escalate", {}, turn="turn-1")
+    cmd = reply("Our manager will call you back")
+    # when the agent then promises a call in that same turn / then: a new escalation is raised
+    given(escalated(earlier, "agent", None), _closed("dismissed")).when(cmd).then(
+        ev.ReplyRecorded(**ctx(cmd), reply=cmd["facts"]["reply"]["value"]),
+        escalated(cmd, "auto_promise", "reply promises a human follow-up", auto=True, phrase="call you back"))
+
+
+def test_an_acknowledged_escalation_in_the_turn_is_still_open_and_covers_the_promise():
+    earlier = command("Escalate", {}, turn="turn-1")
+    seen = ev.EscalationAcknowledged(business_id="shop-1", command_id="c-ack", recorded_at="t",
+                                     escalation_id=ESCALATION_ID)
+    cmd = reply("Our manager will call you back")
+    given(escalated(earlier, "agent", None), seen).when(cmd).then(
+        ev.ReplyRecorded(**ctx(cmd), reply=cmd["facts"]["reply"]["value"]))
+
+
+def test_one_escalation_of_two_closed_in_a_turn_leaves_the_turn_covered():
+    first, second = command("Escalate", {}, turn="turn-1"), command("Escalate", {}, turn="turn-1")
+    other = ev.EscalationRaised(**ctx(second), escalation_id="esc-other", cause="agent", reason=None)
+    cmd = reply("Our manager will call you back")
+    given(escalated(first, "agent", None), other, _closed("resolved")).when(cmd).then(
         ev.ReplyRecorded(**ctx(cmd), reply=cmd["facts"]["reply"]["value"]))
 
 

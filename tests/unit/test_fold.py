@@ -83,7 +83,17 @@ def test_closing_an_escalation_lets_its_held_order_go():
 
 def test_an_escalation_in_a_turn_marks_the_turn_escalated():
     sent = command("Escalate", {}, conversation="conv-7", turn="turn-7")
-    assert list(fold(escalated(sent, "agent", None)).escalated_turns) == [("conv-7", "turn-7")]
+    state = fold(escalated(sent, "agent", None))
+    assert state.escalated_turns == {("conv-7", "turn-7"): (ESCALATION_ID,)}
+    assert state.has_open_escalation(("conv-7", "turn-7"))
+
+
+def test_closing_a_turns_only_escalation_leaves_the_turn_without_an_open_one():
+    sent = command("Escalate", {}, conversation="conv-7", turn="turn-7")
+    close = ev.EscalationClosed(business_id="shop-1", command_id="c-close", recorded_at="t",
+                                escalation_id=ESCALATION_ID, resolution="dismissed")
+    state = fold(escalated(sent, "agent", None), close)
+    assert not state.has_open_escalation(("conv-7", "turn-7"))
 
 
 def test_keeping_recent_orders_forgets_the_oldest_first():

@@ -9,8 +9,14 @@ from commands.limits import id_chars_max, json_depth_max, raw_excerpt_bytes_max,
 from commands.parsing import Oversized, excerpt
 from tests.builders import command, customer, deep_escalation, known, raw
 
-BAD_IDS = ["x" * (id_chars_max + 1), "", " ", " \t ", "\u3000", "a\x00b", "a\x1fb", "a\x7fb", "a\x85b", "a\nb"]
-GOOD_IDS = ["x" * id_chars_max, "é-商店-🛒", " padded ", "a\u200bb", "\u202eevil"]
+# Invisible ones too (commands/invisible.py): "shop-1" + U+200B is not a second "shop-1", and
+# U+202E would turn an id around as it is shown.
+INVISIBLE_IN_IDS = ["shop-1\u200b", "\u202eevil", "a\u2066b", "a\u200eb", "a\u061cb", "\ufeffshop-1",
+                    "a\u00adb", "a\u034fb", "a\ufe0fb", "a\U000e0100b", "a\u17b4b", "a\u180bb", "\u3164",
+                    "a\u115fb", "a\uffa0b", "a\u2060b", "a\U000e0041b", "a\u0600b", "\u200b"]
+BAD_IDS = ["x" * (id_chars_max + 1), "", " ", " \t ", "\u3000", "a\x00b", "a\x1fb", "a\x7fb", "a\x85b", "a\nb",
+           *INVISIBLE_IN_IDS]
+GOOD_IDS = ["x" * id_chars_max, "é-商店-🛒", " padded ", "a\u2800b", "c\u20ddall"]
 
 
 def escalate(**envelope) -> dict:
