@@ -14,10 +14,12 @@ UV := $(BIN)/uv
 INSTALL := $(UV) pip install -q --compile-bytecode --python $(BIN)/python
 # The ledger alone (no door's libraries): all `make demo` needs.
 BASE := $(VENV)/.installed-base
-# Every door, the test broker, the browser driver, the test tools, and pip (the tests build a wheel with it).
+# Every door, the test broker, the Parquet writer, the test tools (pyproject's dependency group `test`:
+# pytest, the browser driver, ruff, mypy, ...), and pip (the tests build a wheel with it).
 STAMP := $(VENV)/.installed
+TEST_EXTRAS := all,broker,analyst
 
-.PHONY: demo test bench clean browser screenshots broker sim
+.PHONY: demo test bench clean browser screenshots broker sim lock
 
 $(UV):
 	$(PYTHON) -m venv --without-pip $(VENV)
@@ -34,7 +36,7 @@ $(BASE): pyproject.toml | $(UV)
 	touch $(BASE)
 
 $(STAMP): $(BASE)
-	$(INSTALL) pip -e '.[test]'
+	$(INSTALL) pip -e '.[$(TEST_EXTRAS)]' --group test
 	touch $(STAMP)
 
 $(VENV)/.installed-broker: $(BASE)
@@ -73,6 +75,10 @@ sim: $(STAMP)
 bench: $(STAMP)
 	$(COMPILE_OWN) >/dev/null
 	$(BIN)/python -m bench
+
+# uv.lock, which the Docker image installs (`uv sync --frozen`): run after changing pyproject.toml's dependencies.
+lock: $(UV)
+	$(UV) lock
 
 clean:
 	rm -rf $(VENV) demo.db ledger.db

@@ -31,7 +31,7 @@ def minor_digits(code: str) -> int:
 
 
 def render() -> str:
-    """The table as Babel's CLDR data has it today (Babel is in the test extra, not the base install)."""
+    """The table as Babel's CLDR data has it today (Babel is in the test group, not the base install)."""
     from babel.numbers import get_currency_precision, list_currencies
 
     return _HEADER + "".join(f"{code} {get_currency_precision(code)}\n" for code in sorted(list_currencies()))

@@ -146,9 +146,15 @@ def _unreadable(piece: bytes, exc: Exception) -> _Unreadable:
 
 
 def install() -> None:
-    """Have aiokafka's fetcher read every fetch response through SafeRecords."""
+    """Have aiokafka's fetcher read every fetch response through SafeRecords. The name it
+    replaces is aiokafka's private one (pyproject pins the minor the tests ran on): an aiokafka
+    without it stops `ledger serve` here, rather than leave an unreadable batch to stall a partition."""
+    from aiokafka import __version__
     from aiokafka.consumer import fetcher
 
+    if not isinstance(getattr(fetcher, "MemoryRecords", None), type):
+        raise RuntimeError(f"aiokafka {__version__} has no aiokafka.consumer.fetcher.MemoryRecords "
+                           "for unreadable.install() to replace: install the aiokafka minor pyproject.toml pins")
     fetcher.MemoryRecords = SafeRecords
 
 

@@ -40,7 +40,7 @@ pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason=(
 
 @pytest.fixture
 def browser():
-    sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright (the test extra)")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright (the test group)")
     with sync_api.sync_playwright() as p:
         b = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         yield b

@@ -73,9 +73,18 @@ def test_the_base_install_holds_none_of_the_doors_libraries():
     assert base & doors == set()
 
 
-def test_every_door_is_in_all_and_all_in_test():
+def test_every_door_is_in_all():
     assert PROJECT["optional-dependencies"]["all"] == [f"{DISTRIBUTION}[kafka,postgres,web,mcp,payments]"]
-    assert f"{DISTRIBUTION}[all]" in PROJECT["optional-dependencies"]["test"]
+
+
+def test_no_package_is_listed_twice_and_the_test_tools_are_a_group_not_an_extra():
+    project = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())
+    lists = [PROJECT["dependencies"], *PROJECT["optional-dependencies"].values(),
+             *project["dependency-groups"].values()]
+    named = [_name(r) for listed in lists for r in listed if _name(r) != DISTRIBUTION]
+    assert sorted(n for n in set(named) if named.count(n) > 1) == []
+    assert "test" not in PROJECT["optional-dependencies"]
+    assert "pytest" in {_name(r) for r in project["dependency-groups"]["test"]}
 
 
 def test_a_failed_import_of_a_doors_module_maps_to_its_extra_and_any_other_to_none():
@@ -85,7 +94,7 @@ def test_a_failed_import_of_a_doors_module_maps_to_its_extra_and_any_other_to_no
 
 
 def test_require_passes_when_installed_and_names_the_extra_when_a_module_is_gone(monkeypatch):
-    require(*EXTRAS)  # the test extra installs every one
+    require(*EXTRAS)  # make .venv/.installed installs every one
 
     monkeypatch.setitem(sys.modules, "prometheus_client", None)  # as if not installed
     with pytest.raises(MissingExtra) as missing:
