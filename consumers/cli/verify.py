@@ -52,7 +52,7 @@ def kept_head(given: str) -> tuple[int, bytes]:
     if len(text) > head_file_bytes_max:
         raise UsageError(f"--since-head: more than {head_file_bytes_max} bytes; give the one line `ledger verify --head` printed")
     try:
-        head = json.loads(text.decode("utf-8"), object_pairs_hook=_no_duplicate_keys)
+        head = json.loads(text.decode("utf-8-sig"), object_pairs_hook=_no_duplicate_keys)  # a BOM some editors add
     except (ValueError, RecursionError):  # JSONDecodeError and UnicodeDecodeError are ValueErrors
         head = None
     if not (isinstance(head, dict) and head.keys() == _HEAD_KEYS):

@@ -214,6 +214,15 @@ def test_since_head_still_takes_position_colon_hash_as_typed(ledger, db_url):
     assert verify(db_url, "--since-head", f"{head['position']}:{'0' * 64}")[1]["first_bad_position"] == head["position"]
 
 
+def test_since_head_reads_the_head_as_an_editor_saved_it(ledger, db_url, tmp_path):
+    a_log(ledger)
+    printed = ledger_main("verify", "--head", "--db", db_url)[1]
+    path = tmp_path / "head.json"
+    path.write_bytes(b"\xef\xbb\xbf" + printed.rstrip(b"\n") + b"\r\n")  # a BOM, CRLF
+
+    assert verify(db_url, "--since-head", str(path))[0] == 0
+
+
 def test_since_head_reads_the_head_from_stdin(ledger, db_url, monkeypatch):
     a_log(ledger)
     status, printed, _ = ledger_main("verify", "--head", "--db", db_url)
