@@ -51,11 +51,16 @@ def test_the_example_promises_a_person_only_after_an_escalation_was_accepted(tmp
     events = [e for _, e in store.notifications()]
     store.close()
 
+    assert_promises_only_with_an_escalation(events)
+
+
+def assert_promises_only_with_an_escalation(events: list) -> None:
+    """Each reply the example sent that promises a person came in a turn with an escalation of
+    its own making: none needed the ledger's backstop (`auto_promise`) to come true."""
     escalated_turns = {e.turn_id for e in events if e.type == "EscalationRaised"}
     replies = {e.turn_id: e.reply for e in events if e.type == "ReplyRecorded"}
     promising = {turn for turn, reply in replies.items() if promised_follow_up(reply)}
     assert promising and promising <= escalated_turns
-    # none of its promises needed the ledger's backstop to come true
     assert not [e for e in events if e.type == "EscalationRaised" and e.cause == "auto_promise"]
 
 
@@ -111,6 +116,8 @@ def test_the_example_agent_talks_to_ledger_serve_through_kafka(tmp_path):
     # the gate's refusals reached the log through Kafka too: 4 blocks (2 of them the gate's), 2 rejections
     assert (events["CommandBlocked"], events["CommandRejected"]) == (4, 2)
     # every command was the token's agent's, taken from the token: none refused at the door
-    assert {e.agent_id for _, e in store.notifications() if e.type == "ReplyRecorded"} == {"bot"}
-    assert not [e for _, e in store.notifications() if getattr(e, "reason", None) == "not_permitted"]
+    logged = [e for _, e in store.notifications()]
     store.close()
+    assert {e.agent_id for e in logged if e.type == "ReplyRecorded"} == {"bot"}
+    assert not [e for e in logged if getattr(e, "reason", None) == "not_permitted"]
+    assert_promises_only_with_an_escalation(logged)

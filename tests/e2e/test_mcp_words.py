@@ -5,6 +5,7 @@ that currency's digits; a retried call is the same command, also after the serve
 from __future__ import annotations
 
 import os
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
@@ -13,6 +14,7 @@ import pytest
 from consumers.money import money
 from ledger.outcome import MONEY_DETAILS
 from ledger.promises import promised_follow_up
+from ledger.store import Store
 from tests.builders import UNKNOWN, command, conflict, customer, known, product
 from tests.e2e.test_mcp import http, stdio
 from tests.process import jsonl, ledger_run, lines_of
@@ -108,8 +110,21 @@ async def _every_reason(client) -> list:
     return results, order_text
 
 
-def _holds(results: list, order_text: str) -> None:
+def open_escalations(db: str, conversation: str) -> set[str]:
+    store = Store(db)
+    try:
+        events = [e for _, e in store.notifications()]
+    finally:
+        store.close()
+    closed = {e.escalation_id for e in events if e.type == "EscalationClosed"}
+    return {e.escalation_id for e in events if e.type == "EscalationRaised"
+            and e.conversation_id == conversation and e.escalation_id not in closed}
+
+
+def _holds(results: list, order_text: str, db: str) -> None:
     outcomes = [holds_the_words(r, "NGN") for r in results]
+    promising = [o for r, o in zip(results, outcomes) if promised_follow_up(r.content[0].text)]
+    assert promising and {o["escalation_id"] for o in promising} <= open_escalations(db, "conv-words")
     assert [o["reason"] for o in outcomes[:len(CALLS)]] == [reason for *_, reason in CALLS]
     assert [o["reason"] for o in outcomes[len(CALLS):]] == [None, "nothing_outstanding"]
     assert "Fields at fault: unit_price." in results[5].content[0].text
@@ -121,7 +136,7 @@ def _holds(results: list, order_text: str) -> None:
 def test_over_stdio_every_reason_is_told_truly(tmp_path):
     db = f"sqlite:///{tmp_path}/ledger.db"
     shop(db)
-    _holds(*anyio.run(_every_reason, stdio(db, agent(db))))
+    _holds(*anyio.run(_every_reason, stdio(db, agent(db))), db)
 
 
 def test_over_http_every_reason_is_told_truly(tmp_path):
@@ -132,16 +147,26 @@ def test_over_http_every_reason_is_told_truly(tmp_path):
         async with http(db, agent(db)) as (_, client):
             return await _every_reason(client)
 
-    _holds(*anyio.run(go))
+    _holds(*anyio.run(go), db)
 
 
-def test_a_type_not_granted_and_a_revoked_token_promise_nothing(tmp_path):
+@asynccontextmanager
+async def over(transport: str, db: str, token: str):
+    if transport == "stdio":
+        yield stdio(db, token)
+        return
+    async with http(db, token) as (_, client):
+        yield client
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_a_type_not_granted_and_a_revoked_token_promise_nothing(tmp_path, transport):
     db = f"sqlite:///{tmp_path}/ledger.db"
     shop(db)
     token = agent(db, "orders-only", "PlaceOrder")
 
     async def go():
-        async with stdio(db, token) as c:
+        async with over(transport, db, token) as client, client as c:
             refused = await c.call_tool("escalate", {"reason": known("wants a person", "message")}, meta=meta())
             ledger_run("agents", "revoke", "--db", db, "--business", BUSINESS, "--agent", "orders-only")
             revoked = await c.call_tool("escalate", {"reason": known("wants a person", "message")}, meta=meta("t2"))
