@@ -19,7 +19,7 @@ BASE := $(VENV)/.installed-base
 STAMP := $(VENV)/.installed
 TEST_EXTRAS := all,broker,analyst
 
-.PHONY: demo test bench clean browser screenshots broker sim lock
+.PHONY: demo test bench clean browser screenshots broker sim lock lint
 
 $(UV):
 	$(PYTHON) -m venv --without-pip $(VENV)
@@ -53,8 +53,13 @@ demo: $(BASE)
 	rm -f demo.db
 	$(BIN)/ledger demo --db sqlite:///demo.db
 
-test: $(STAMP) browser
+# ruff and mypy first (pyproject's [tool.ruff] and [tool.mypy]; docs/architecture.md): a few seconds.
+test: $(STAMP) browser lint
 	$(BIN)/pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/mypy
 
 # Debian's chromium for the browser test (tests/e2e/test_web_browser.py skips without it).
 browser:

@@ -15,7 +15,7 @@ import subprocess
 import sys
 import time
 
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+from aiokafka import AIOKafkaConsumer
 
 from consumers.kafka import clients
 from consumers.kafka.topics import create_topics, fetch_wait_ms_default

@@ -50,7 +50,7 @@ class KnownFact(Fact, Generic[T]):
     strictly, is the value given): `known` is a constant, not worked out at every look."""
 
     value: T
-    known: ClassVar[bool] = True  # type: ignore[assignment]
+    known: ClassVar[bool] = True
 
 
 def _shape(given: Any) -> str:

@@ -6,9 +6,9 @@ unless known; the field's type is what a known value must be.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import cache
-from typing import Annotated, Any, ClassVar, Literal, Union, get_args
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Union, get_args
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
@@ -197,6 +197,9 @@ class Command(BaseModel):
     conversation_id: Id | None = None
     turn_id: Id | None = None
     door: ClassVar[str]
+    if TYPE_CHECKING:  # fields every command type declares for itself (a Literal type, its facts)
+        type: str
+        facts: Facts
 
     @property
     def turn(self) -> tuple[str, str] | None:
@@ -296,4 +299,4 @@ OWNER_TYPES: dict[str, type[OwnerCommand]] = {
     get_args(c.model_fields["type"].annotation)[0]: c
     for c in get_args(get_args(OwnerCommandT)[0])}
 COMMAND_TYPES: dict[str, type[Command]] = {**AGENT_TYPES, **OWNER_TYPES}
-DOORS: dict[str, dict[str, type[Command]]] = {"agent": AGENT_TYPES, "owner": OWNER_TYPES}
+DOORS: dict[str, Mapping[str, type[Command]]] = {"agent": AGENT_TYPES, "owner": OWNER_TYPES}

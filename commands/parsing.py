@@ -204,7 +204,7 @@ def _deeper_than(raw: bytes, obj: Any, depth_max: int) -> bool:
 _CONTAINERS = (dict, list)
 
 
-def _envelope(obj: dict[str, Any]) -> dict[str, str | None]:
+def _envelope(obj: dict[str, Any]) -> dict[str, Any]:
     """The envelope's ids as an outcome may show them (null where unreadable)."""
     kind = obj.get("type")
     return dict(

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import copy
 import re
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel, TypeAdapter
 from pydantic.fields import FieldInfo
@@ -77,7 +77,8 @@ def _inline(schema: dict[str, Any]) -> dict[str, Any]:
         if isinstance(node, list):
             return [walk(v) for v in node]
         return node
-    return walk(schema)
+    inlined: dict[str, Any] = walk(schema)
+    return inlined
 
 
 def _non_empty(schema: dict[str, Any]) -> dict[str, Any]:
@@ -124,7 +125,7 @@ def fact_schema(name: str, field: FieldInfo, required: bool) -> dict[str, Any]:
 
 
 def facts_model(command_type: str) -> type[Facts]:
-    return AGENT_TYPES[command_type].model_fields["facts"].annotation
+    return cast("type[Facts]", AGENT_TYPES[command_type].model_fields["facts"].annotation)
 
 
 def facts_schema(command_type: str) -> dict[str, Any]:

@@ -12,7 +12,7 @@ import json
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from pydantic import ValidationError
 from pydantic_core import to_jsonable_python
@@ -34,7 +34,7 @@ class Catalog(Protocol):
 
 
 def facts_of(command_type: str) -> type[Facts]:
-    return COMMAND_TYPES[command_type].model_fields["facts"].annotation
+    return cast("type[Facts]", COMMAND_TYPES[command_type].model_fields["facts"].annotation)
 
 
 # Every fact some agent command takes: what `update` accepts when it is not told the command.

@@ -13,7 +13,7 @@ from sqlalchemy import Column, String, Table, Text, select
 
 from commands.models import DOORS
 from ledger import events as ev, principals
-from ledger.principals import Keys, PrincipalError as AgentError, metadata
+from ledger.principals import Keys, PrincipalError as AgentError, metadata  # noqa: F401 (AgentError: consumers/cli/agents.py)
 from ledger.store import Store
 
 token_prefix = "lat_"  # so a leaked token is recognisable (secret scanners, logs)

@@ -6,7 +6,7 @@ contract's order, and the first that fails is the answer.
 """
 from __future__ import annotations
 
-from collections.abc import Container
+from collections.abc import Callable, Container
 from typing import Any, NamedTuple
 
 from commands import models as m
@@ -101,7 +101,7 @@ def _check_facts(facts: m.Facts) -> None:
 
 # --- agent door --------------------------------------------------------------
 
-def _place_order(state: BusinessState, c: m.PlaceOrder, stamp: Stamp, ctx: dict) -> list[ev.Event]:
+def _place_order(state: BusinessState, c: m.PlaceOrder, stamp: Stamp, ctx: dict[str, Any]) -> list[ev.Event]:
     customer_id = c.facts.customer_id.value
     customer, priced, total = _priced(state, customer_id, [(line.sku, line.quantity) for line in c.facts.lines.value])
     if customer.exposure + total > customer.credit_limit:
@@ -111,7 +111,7 @@ def _place_order(state: BusinessState, c: m.PlaceOrder, stamp: Stamp, ctx: dict)
                            lines=priced, total=total, note=c.facts.note.value if c.facts.note.known else None)]
 
 
-def _priced(state: BusinessState, customer_id: str, lines: list[tuple[str, int]]) -> tuple[Customer, list[dict], int]:
+def _priced(state: BusinessState, customer_id: str, lines: list[tuple[str, int]]) -> tuple[Customer, list[dict[str, Any]], int]:
     """An order's checks up to the credit limit (customer, catalog, stock), and its (sku,
     quantity) lines priced."""
     customer = state.customers.get(customer_id)
@@ -137,7 +137,7 @@ def _priced(state: BusinessState, customer_id: str, lines: list[tuple[str, int]]
     return customer, priced, total
 
 
-def _issue_payment_link(state: BusinessState, c: m.IssuePaymentLink, stamp: Stamp, ctx: dict) -> list[ev.Event]:
+def _issue_payment_link(state: BusinessState, c: m.IssuePaymentLink, stamp: Stamp, ctx: dict[str, Any]) -> list[ev.Event]:
     order_id = c.facts.order_id.value
     order = state.orders.get(order_id)
     if order is None:
@@ -168,12 +168,12 @@ def _issue_payment_link(state: BusinessState, c: m.IssuePaymentLink, stamp: Stam
     return voided + [ev.PaymentLinkIssued(**ctx, order_id=order_id, reference=reference, url="", amount=order.outstanding)]
 
 
-def _escalate(state: BusinessState, c: m.Escalate, stamp: Stamp, ctx: dict) -> list[ev.Event]:
+def _escalate(state: BusinessState, c: m.Escalate, stamp: Stamp, ctx: dict[str, Any]) -> list[ev.Event]:
     reason = c.facts.reason.value if c.facts.reason.known else None
     return [ev.EscalationRaised(**ctx, escalation_id=stamp.escalation_id, cause="agent", reason=reason)]
 
 
-def _complete_turn(state: BusinessState, c: m.CompleteTurn, stamp: Stamp, ctx: dict) -> list[ev.Event]:
+def _complete_turn(state: BusinessState, c: m.CompleteTurn, stamp: Stamp, ctx: dict[str, Any]) -> list[ev.Event]:
     reply = c.facts.reply.value
     events: list[ev.Event] = [ev.ReplyRecorded(**ctx, reply=reply)]
     phrase = promised_follow_up(reply)
@@ -185,7 +185,7 @@ def _complete_turn(state: BusinessState, c: m.CompleteTurn, stamp: Stamp, ctx: d
 
 # --- owner door --------------------------------------------------------------
 
-def _register_product(state: BusinessState, c: m.RegisterProduct, stamp: Stamp, ctx: dict) -> list[ev.Event]:
+def _register_product(state: BusinessState, c: m.RegisterProduct, stamp: Stamp, ctx: dict[str, Any]) -> list[ev.Event]:
     f = c.facts.known_values()
     _new(state.products, "sku", f["sku"])
     return [ev.ProductRegistered(**ctx, sku=f["sku"], name=f["name"], unit_price=f["unit_price"], stock=f["stock"])]
@@ -202,33 +202,33 @@ def _existing_product(state: BusinessState, sku: str) -> None:
         raise Blocked("unknown_product", details={"skus": [sku]})
 
 
-def _restock(state: BusinessState, c: m.Restock, stamp: Stamp, ctx: dict) -> list[ev.Event]:
+def _restock(state: BusinessState, c: m.Restock, stamp: Stamp, ctx: dict[str, Any]) -> list[ev.Event]:
     f = c.facts.known_values()
     _existing_product(state, f["sku"])
     _within_amount_max("stock", state.products[f["sku"]].available + f["quantity"])
     return [ev.ProductRestocked(**ctx, sku=f["sku"], quantity=f["quantity"])]
 
 
-def _set_price(state: BusinessState, c: m.SetPrice, stamp: Stamp, ctx: dict) -> list[ev.Event]:
+def _set_price(state: BusinessState, c: m.SetPrice, stamp: Stamp, ctx: dict[str, Any]) -> list[ev.Event]:
     f = c.facts.known_values()
     _existing_product(state, f["sku"])
     return [ev.PriceSet(**ctx, sku=f["sku"], unit_price=f["unit_price"])]
 
 
-def _register_customer(state: BusinessState, c: m.RegisterCustomer, stamp: Stamp, ctx: dict) -> list[ev.Event]:
+def _register_customer(state: BusinessState, c: m.RegisterCustomer, stamp: Stamp, ctx: dict[str, Any]) -> list[ev.Event]:
     f = c.facts.known_values()
     _new(state.customers, "customer_id", f["customer_id"])
     return [ev.CustomerRegistered(**ctx, customer_id=f["customer_id"], name=f["name"], credit_limit=f["credit_limit"])]
 
 
-def _set_credit_limit(state: BusinessState, c: m.SetCreditLimit, stamp: Stamp, ctx: dict) -> list[ev.Event]:
+def _set_credit_limit(state: BusinessState, c: m.SetCreditLimit, stamp: Stamp, ctx: dict[str, Any]) -> list[ev.Event]:
     f = c.facts.known_values()
     if f["customer_id"] not in state.customers:
         raise Blocked("unknown_customer", details={"customer_id": f["customer_id"]})
     return [ev.CreditLimitSet(**ctx, customer_id=f["customer_id"], credit_limit=f["credit_limit"])]
 
 
-def _set_currency(state: BusinessState, c: m.SetCurrency, stamp: Stamp, ctx: dict) -> list[ev.Event]:
+def _set_currency(state: BusinessState, c: m.SetCurrency, stamp: Stamp, ctx: dict[str, Any]) -> list[ev.Event]:
     """Once set, a currency stays: the log's amounts are minor units of it, and another
     currency would restate every one of them."""
     currency = c.facts.currency.value
@@ -245,19 +245,19 @@ def _open_escalation(state: BusinessState, escalation_id: str) -> None:
         raise Blocked("already_closed", details={"escalation_id": escalation_id, "status": status})
 
 
-def _acknowledge_escalation(state: BusinessState, c: m.AcknowledgeEscalation, stamp: Stamp, ctx: dict) -> list[ev.Event]:
+def _acknowledge_escalation(state: BusinessState, c: m.AcknowledgeEscalation, stamp: Stamp, ctx: dict[str, Any]) -> list[ev.Event]:
     escalation_id = c.facts.escalation_id.value
     _open_escalation(state, escalation_id)
     return [ev.EscalationAcknowledged(**ctx, escalation_id=escalation_id)]
 
 
-def _close_escalation(state: BusinessState, c: m.CloseEscalation, stamp: Stamp, ctx: dict) -> list[ev.Event]:
+def _close_escalation(state: BusinessState, c: m.CloseEscalation, stamp: Stamp, ctx: dict[str, Any]) -> list[ev.Event]:
     f = c.facts.known_values()
     _open_escalation(state, f["escalation_id"])
     return [ev.EscalationClosed(**ctx, escalation_id=f["escalation_id"], resolution=f["resolution"], note=f.get("note"))]
 
 
-def _approve_order(state: BusinessState, c: m.ApproveOrder, stamp: Stamp, ctx: dict) -> list[ev.Event]:
+def _approve_order(state: BusinessState, c: m.ApproveOrder, stamp: Stamp, ctx: dict[str, Any]) -> list[ev.Event]:
     """The order a credit-limit block held, placed as claimed then at today's prices, the limit
     waived for it alone; a block here (stock, catalog, size) leaves the escalation open."""
     escalation_id = c.facts.escalation_id.value
@@ -272,7 +272,7 @@ def _approve_order(state: BusinessState, c: m.ApproveOrder, stamp: Stamp, ctx: d
                                 note=c.facts.note.value if c.facts.note.known else None, order_id=stamp.order_id)]
 
 
-_RULES = {
+_RULES: dict[type[m.Command], Callable[..., list[ev.Event]]] = {
     m.PlaceOrder: _place_order, m.IssuePaymentLink: _issue_payment_link,
     m.Escalate: _escalate, m.CompleteTurn: _complete_turn,
     m.RegisterProduct: _register_product, m.Restock: _restock, m.SetPrice: _set_price,

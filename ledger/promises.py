@@ -30,7 +30,8 @@ def _confusables() -> dict[str, list[dict[str, str]]]:
     character -> the characters it can be mistaken for. Read once, on the first reply that
     is not plain ASCII, as JSON through orjson: importing the library's own module costs far more."""
     data = resources.files("confusable_homoglyphs").joinpath("confusables.json").read_bytes()
-    return orjson.loads(data)
+    table: dict[str, list[dict[str, str]]] = orjson.loads(data)
+    return table
 
 
 def _latin_skeleton(char: str) -> str | None:
@@ -104,7 +105,7 @@ def _fold_char(char: str) -> str:
     return "".join(_fold_one(c) for c in unicodedata.normalize("NFKC", char))
 
 
-class _FoldTable(dict):
+class _FoldTable(dict[int, str]):
     """str.translate's table, filled in as characters are met: after the first reply in a
     script, folding it is one C-level pass."""
 

@@ -56,7 +56,7 @@ class HeldOrder:
     """An order blocked at the credit limit, as the agent claimed it: what `ApproveOrder` places."""
     command_id: str
     customer_id: str
-    lines: list[dict]  # sku, quantity
+    lines: list[dict[str, Any]]  # sku, quantity
     note: str | None = None
 
 
@@ -198,7 +198,7 @@ class BusinessState:
         self.held_orders.pop(e.escalation_id, None)
 
 
-def _held(command_id: str | None, claimed: dict | None) -> HeldOrder | None:
+def _held(command_id: str | None, claimed: dict[str, Any] | None) -> HeldOrder | None:
     """The order out of a block's claimed facts; None when the block holds none (a log written
     before blocks kept what was claimed): such an escalation cannot be approved."""
     facts = (claimed or {}).get("facts") or {}
@@ -213,6 +213,6 @@ _apply_for = BusinessState.__dict__["_apply"].dispatcher.dispatch
 _APPLY: dict[type, Any] = {}  # event type -> its handler, as _apply_for finds it
 
 
-def _known(facts: dict, name: str) -> object:
+def _known(facts: dict[str, Any], name: str) -> object:
     fact = facts.get(name) or {}
     return fact.get("value") if fact.get("status") == "known" else None

@@ -7,7 +7,7 @@ import signal
 import sys
 import time
 
-from consumers.cli.common import UsageError, add_listen
+from consumers.cli.common import add_listen
 from consumers.cli.extras import require
 
 default_listen = "127.0.0.1:9092"  # where `ledger serve` and `ledger submit` look by default

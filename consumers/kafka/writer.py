@@ -26,8 +26,9 @@ from ledger.service import Ledger
 from ledger.store import Statement
 
 Parts = Mapping[TopicPartition, Sequence[ConsumerRecord]]  # a poll's records, by partition
-# A batch's statements for its transaction, from its outcomes, and the messages it then owes.
-Statements = Callable[[list[dict]], tuple[list[Statement], list[outbox.Owed]]]
+# A batch's statements for its transaction, from its outcomes (and each one's bytes as the claims
+# store them: ledger.service.Extra), and the messages it then owes.
+Statements = Callable[[list[dict], list[bytes]], tuple[list[Statement], list[outbox.Owed]]]
 
 
 class Writer:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import time
 
 import pytest
 from aiokafka import TopicPartition

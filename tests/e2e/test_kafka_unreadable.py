@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import struct
 
-import orjson
 import pytest
 from aiokafka import AIOKafkaProducer, TopicPartition
 from aiokafka.protocol.produce import ProduceRequest

@@ -38,7 +38,7 @@ def test_the_readme_web_steps_lead_to_an_order_to_approve(tmp_path):
                             stderr=subprocess.PIPE)
     try:
         links: dict[str, str] = {}
-        base = _announced(proc, links, 1)
+        _announced(proc, links, 1)
         status, queue = asyncio.run(signed_in(links["mama-put-wholesale"]))
     finally:
         proc.send_signal(signal.SIGTERM)

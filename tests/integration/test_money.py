@@ -2,7 +2,6 @@
 every human-facing view in major units with the currency while JSON keeps the integers."""
 from __future__ import annotations
 
-import json
 
 import pytest
 

@@ -1,6 +1,5 @@
 """A page of the log read for a fold gives each event's fields exactly as the event itself
 would hold them: integers past 64 bits stay exact, and a page without one reads the same."""
-import orjson
 
 from ledger import codec
 

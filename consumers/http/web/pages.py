@@ -15,7 +15,7 @@ from typing import Any
 from sqlalchemy import func, select, tuple_
 from sqlalchemy.engine import Connection
 
-from consumers.http.web.held import Held, held_order, held_orders
+from consumers.http.web.held import Held, held_order, held_orders  # noqa: F401 (held_order: queue_view.py)
 from ledger import events as ev
 from ledger.store import Store
 from projections.businesses import currencies
