@@ -95,6 +95,14 @@ class Keys:
             self._by_hash = self._load(conn)
         self._seen = count
 
+    def holder(self, digest: str) -> Any:
+        """The active principal whose token has this SHA-256 (hex), or None."""
+        return self._by_hash.get(digest)
+
+    def principals(self) -> list[Any]:
+        """Every active principal, as of the last refresh."""
+        return list(self._by_hash.values())
+
     def find(self, header: Any) -> Any:
         """The active principal whose token this is, or None."""
         token = read_token(header)

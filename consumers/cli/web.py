@@ -1,5 +1,6 @@
-"""`ledger web`: the owner's pages in a browser, for one business a token; `ledger web link`
-mints a fresh sign-in link against the running server's database."""
+"""`ledger web`: the owner's pages in a browser, for the owners `ledger owners add` registered
+(each signs in with their token, for their business); `ledger web link` mints a fresh sign-in
+link against the running server's database."""
 from __future__ import annotations
 
 import argparse
@@ -9,10 +10,9 @@ import socket
 import sys
 from urllib.parse import urlsplit
 
-from consumers.cli.common import UsageError, add_db, add_listen, emit, open_ledger, open_store
+from consumers.cli.common import Failed, UsageError, add_db, add_listen, emit, open_ledger, open_store
 from consumers.cli.extras import require
-from consumers.http.web.auth import Auth, TokenConfigError, one_time, parse_tokens, token_env
-from consumers.http.site import is_loopback, parse_listen
+from consumers.http.site import parse_listen
 
 default_listen = "127.0.0.1:8080"
 public_url_env = "LEDGER_PUBLIC_URL"
@@ -20,14 +20,13 @@ UNSPECIFIED = ("0.0.0.0", "::", "")  # bound to every address: no one can browse
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("web", help=f"the owner's pages in a browser (default {default_listen}); owner tokens from "
-                                   f"{token_env}=business_id:token[:name],...; `ledger web link --business B "
-                                   "--name N` mints a sign-in link for the running server")
+    p = sub.add_parser("web", help=f"the owner's pages in a browser (default {default_listen}); owners sign in with "
+                                   "the tokens of `ledger owners add`; `ledger web link --business B --name N` "
+                                   "mints a sign-in link for the running server")
     p.add_argument("action", nargs="?", choices=["link"], help="link: print a fresh sign-in link (once, within the hour)")
     add_listen(p, default_listen)
-    p.add_argument("--business", help=f"on loopback without {token_env}: make a one-time token for this business "
-                                      "and print its sign-in link; with link: the owner's business")
-    p.add_argument("--name", help="with link: the owner's name, as in their token's entry (owner when it names none)")
+    p.add_argument("--business", help="with link: the owner's business")
+    p.add_argument("--name", help="with link: the owner's name, as `ledger owners add` registered it")
     p.add_argument("--public-url", type=public_url, default=None, metavar="URL",
                    help=f"where people reach the site (a proxy's https://shop.example/), for printed links; "
                         f"else {public_url_env}, else the address it listens on")
@@ -48,38 +47,36 @@ def web(args: argparse.Namespace) -> int:
         return link(args, given)
     require("web")
     from consumers.http.web.app import serve  # aiohttp, which builds its SSL contexts at import
+    from consumers.http.web.auth import Auth
 
-    host, _ = parse_listen(args.listen)
-    owners = _owners(args, host)
+    parse_listen(args.listen)
+    _no_token_list()
     ledger = open_ledger(args)
-    auth = Auth(owners)
+    auth = Auth(ledger.store)
+    auth.refresh()
 
     def announce(addresses) -> None:
         bases = [_base(address) for address in addresses]
         for base in bases:
             print(f"ledger web: listening on {base}", file=sys.stderr, flush=True)
-        # One link per owner, good once: the owner pastes one thing, and a link seen later is spent.
-        for owner in owners:
-            print(f"ledger web: sign in as {owner.name} of {owner.business_id} (once, within the hour): "
-                  f"{given or bases[0]}?token={auth.sign_in_code(owner)}", file=sys.stderr, flush=True)
+        if not auth.owners():
+            print("ledger web: no owner is registered yet: `ledger owners add --business B --name N` prints "
+                  "the token they sign in with", file=sys.stderr, flush=True)
+        print(f"ledger web: owners sign in at {given or bases[0]}sign-in with their token, or by a link of "
+              "`ledger web link --business B --name N`", file=sys.stderr, flush=True)
 
     asyncio.run(serve(ledger, auth, args.listen, announce, given))
     return 0
 
 
-def _owners(args: argparse.Namespace, host: str) -> list:
-    try:
-        owners = parse_tokens(os.environ.get(token_env))
-    except TokenConfigError as exc:
-        raise UsageError(str(exc)) from exc
-    if owners:
-        return owners
-    if not is_loopback(host):
-        raise UsageError(f"refusing to start on {args.listen} without {token_env} (business_id:token[:name],...)")
-    if not args.business:
-        raise UsageError(f"set {token_env} (business_id:token[:name],...), or give --business B "
-                         "for a one-time sign-in link on loopback")
-    return [one_time(args.business)]
+def _no_token_list() -> None:
+    """`LEDGER_OWNER_TOKEN` as the old `business_id:token[:name],...` list is refused, never
+    silently ignored: owners are the ledger's now (`ledger owners add`). A plain token there is
+    `ledger submit --admin`'s, and no concern of the web's."""
+    if ":" in os.environ.get("LEDGER_OWNER_TOKEN", ""):
+        raise UsageError("LEDGER_OWNER_TOKEN no longer lists the web's owners (business_id:token[:name]): "
+                         "register each with `ledger owners add --business B --name N` and sign in with "
+                         "the token it prints")
 
 
 def _base(address: tuple) -> str:
@@ -96,8 +93,12 @@ def link(args: argparse.Namespace, given: str | None) -> int:
 
     if not args.business or not args.name:
         raise UsageError("ledger web link needs --business B and --name N (the owner it signs in)")
+    from ledger.owners import listed
+
     store = open_store(args, create=False)
     try:
+        if not any(row["status"] == "active" for row in listed(store, args.business, args.name)):
+            raise Failed(f"no active owner {args.name} in {args.business}: `ledger owners add` registers one")
         code, expires = links.mint(store.engine, args.business, args.name)
     finally:
         store.close()

@@ -203,21 +203,24 @@ def the_web_pages_answer(db_url: str, *businesses: str) -> None:
     import aiohttp
 
     from consumers.http.web.app import start
-    from consumers.http.web.auth import Auth, Owner
+    from consumers.http.web.auth import Auth
+    from tests.web_support import register_owner
 
-    owners = [Owner(b, f"token-for-{b}-0123456789") for b in businesses]
+    tokens = [f"lot_{n:043d}" for n, _ in enumerate(businesses)]
 
     async def pages() -> list[int]:
         store = Store(db_url)
-        runner = await start(Ledger(store), Auth(owners), "127.0.0.1:0")
+        for business, token in zip(businesses, tokens):
+            register_owner(store, business, token)
+        runner = await start(Ledger(store), Auth(store), "127.0.0.1:0")
         host, port = runner.addresses[0][:2]
         statuses = []
         try:
             async with aiohttp.ClientSession() as session:
-                for owner in owners:
+                for token in tokens:
                     for path in PAGES:
                         async with session.get(f"http://{host}:{port}{path}", allow_redirects=False,
-                                               headers={"Authorization": f"Bearer {owner.token}"}) as r:
+                                               headers={"Authorization": f"Bearer {token}"}) as r:
                             await r.read()
                             statuses.append(r.status)
         finally:
@@ -225,7 +228,7 @@ def the_web_pages_answer(db_url: str, *businesses: str) -> None:
             store.close()
         return statuses
 
-    assert asyncio.run(pages()) == [200] * len(PAGES) * len(owners)
+    assert asyncio.run(pages()) == [200] * len(PAGES) * len(tokens)
 
 
 def test_every_hostile_text_gets_its_one_outcome_and_the_reads_still_answer(db_url):

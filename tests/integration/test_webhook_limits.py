@@ -181,16 +181,18 @@ def test_the_owner_sees_the_unsigned_count_on_the_blocks_page(store):
     import aiohttp
 
     from consumers.http.web.app import start
-    from consumers.http.web.auth import Auth, Owner
+    from consumers.http.web.auth import Auth
+    from tests.web_support import TOKEN_A, register_owner
 
     Ledger(store, now=Clock()).handle_webhook(b"{}", {signature_header: "forged"})
+    register_owner(store, "shop-1", TOKEN_A)
 
     async def blocks_page():
-        runner = await start(Ledger(store), Auth([Owner("shop-1", "tok-1", "ada")]), "127.0.0.1:0")
+        runner = await start(Ledger(store), Auth(store), "127.0.0.1:0")
         host, port = runner.addresses[0][:2]
         try:
             async with aiohttp.ClientSession() as session:
-                async with session.get(f"http://{host}:{port}/blocks", headers={"Authorization": "Bearer tok-1"}) as r:
+                async with session.get(f"http://{host}:{port}/blocks", headers={"Authorization": f"Bearer {TOKEN_A}"}) as r:
                     return r.status, await r.text()
         finally:
             await runner.cleanup()

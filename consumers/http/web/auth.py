@@ -1,18 +1,19 @@
-"""Who may use the page: owner tokens, each scoped to one business, and CSRF tokens for forms.
+"""Who may use the pages: the business's owners, by the tokens `ledger owners add` printed,
+and CSRF tokens for forms.
 
-`LEDGER_OWNER_TOKEN` holds entries `business_id:token[:name]` separated by commas, e.g.
-`shop-1:4f9c...e1:ada,shop-2:77ab...90`. The name (default `owner`) is who acts: it becomes
-the `agent_id` of every command the page sends, so the log names the person. A token may
-not contain `:` or `,`; two entries may not share a token.
+One list of people for the web and Kafka's owner door (ledger/owners.py): each token is
+scoped to its one business, and the owner's name is who acts (the `agent_id` of every
+command the pages send). The list is read again whenever someone is added or revoked.
 
 A request is signed in by `Authorization: Bearer TOKEN`, or by a session cookie that a
-visit with `?token=TOKEN` sets once (HttpOnly, SameSite=Strict) before redirecting to the
-same page without the token (only ever to a path of this site: `same_site_path`). The
-cookie is not the token: it is `EXPIRES.HMAC(key, EXPIRES, token)` under a key made at
-start-up, good for `session_s_max`; a stolen cookie dies with it, and a restart retires
-every session. A form's CSRF token is an HMAC of the credential that signed the request in
-(the session cookie or the bearer token) under another such key: a page from another site
-cannot know it.
+sign-in sets (the form at /sign-in, `?token=TOKEN` once, or a link of `ledger web link`).
+The cookie is not the token: a random id (256 bits) whose digest this process keeps with
+the owner and the expiry (`session_s_max`). Signing out ends it; revoking the owner ends
+every session of theirs at its next request; a restart ends them all. Each owner keeps at
+most `sessions_per_owner_max` (a new sign-in ends the oldest). Failed sign-ins are limited
+per client address (`sign_in_failures_max` a `sign_in_window_s`): a guess past the limit
+is answered 429 unread. A form's CSRF token is an HMAC of the credential that signed the
+request in under a key made at start-up: a page from another site cannot know it.
 """
 from __future__ import annotations
 
@@ -22,52 +23,30 @@ import os
 import re
 import secrets
 import time
+from collections import OrderedDict, deque
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 from urllib.parse import unquote
 
-if TYPE_CHECKING:
-    from aiohttp import web  # annotations only: the command line reads token_env without loading aiohttp
+from ledger.owners import Owner, OwnerKeys
+from ledger.store import Store
 
-token_env = "LEDGER_OWNER_TOKEN"
+if TYPE_CHECKING:
+    from aiohttp import web  # annotations only: the command line loads this module without aiohttp
+
+__all__ = ["Auth", "Owner", "cookie_name", "same_site_path", "set_session", "session_s_max"]
+
 cookie_name = "ledger_session"
-default_name = "owner"
-session_s_max = 12 * 3600  # a working day: then the owner opens the sign-in link again
-sign_in_link_s_max = 3600  # a printed sign-in link works once, within this; then `?token=` or a restart
+session_s_max = 12 * 3600  # a working day: then the owner signs in again
+sessions_per_owner_max = 16  # browsers and devices at once; a new sign-in ends the oldest
+session_id_chars_max = 64  # ours are 43: a longer cookie is not looked at (nor parsed as a number)
+sign_in_failures_max = 10  # failed sign-ins a client address may make in a window
+sign_in_window_s = 60
+clients_tracked_max = 10_000  # addresses whose failures are remembered; the oldest is forgotten first
 # A path a redirect may name: RFC 3986 path characters only (no backslash, no white space or
 # control character a browser would drop or turn into a slash), one leading slash.
 _PATH = re.compile(r"/(?![/\\])[A-Za-z0-9\-._~!$&'()*+,;=:@%/]*")
-
-
-class TokenConfigError(ValueError):
-    """LEDGER_OWNER_TOKEN cannot be read."""
-
-
-@dataclass(frozen=True)
-class Owner:
-    business_id: str
-    token: str = ""
-    name: str = default_name
-
-
-def parse_tokens(value: str | None) -> list[Owner]:
-    owners: list[Owner] = []
-    for number, entry in enumerate((value or "").split(","), 1):
-        if not entry.strip():
-            continue
-        parts = [p.strip() for p in entry.split(":", 2)]
-        if len(parts) < 2 or not all(parts):
-            # Never echo the entry: it holds a token.
-            raise TokenConfigError(f"{token_env}: entry {number} is not business_id:token[:name]")
-        owners.append(Owner(parts[0], parts[1], parts[2] if len(parts) == 3 else default_name))
-    if len({o.token for o in owners}) < len(owners):
-        raise TokenConfigError(f"{token_env}: two entries share a token; give each business its own")
-    return owners
-
-
-def one_time(business_id: str) -> Owner:
-    """A fresh token for a loopback server started without LEDGER_OWNER_TOKEN."""
-    return Owner(business_id, secrets.token_urlsafe(24))
+_SESSION_ID = re.compile(r"[A-Za-z0-9_-]{1,%d}" % session_id_chars_max)
 
 
 def same_site_path(raw_path: str) -> str:
@@ -80,71 +59,102 @@ def same_site_path(raw_path: str) -> str:
     return "/"
 
 
+@dataclass(frozen=True)
+class Session:
+    token_sha256: str  # the owner's token: the session lives while it is active
+    expires: float
+
+
+class Failures:
+    """Failed sign-ins by client address, within the last window."""
+
+    def __init__(self, now: Callable[[], float]):
+        self.now = now
+        self._by_client: OrderedDict[str, deque[float]] = OrderedDict()
+
+    def limited(self, client: str) -> bool:
+        seen = self._by_client.get(client)
+        if seen is None:
+            return False
+        while seen and seen[0] <= self.now() - sign_in_window_s:
+            seen.popleft()
+        return len(seen) >= sign_in_failures_max
+
+    def failed(self, client: str) -> None:
+        seen = self._by_client.pop(client, None) or deque(maxlen=sign_in_failures_max)
+        seen.append(self.now())
+        self._by_client[client] = seen  # the most recent last
+        while len(self._by_client) > clients_tracked_max:
+            self._by_client.popitem(last=False)
+
+
 class Auth:
-    def __init__(self, owners: list[Owner], now: Callable[[], float] = time.time):
-        if not owners:
-            raise TokenConfigError(f"no owner token: set {token_env}")
-        # Compared as digests: equal lengths, so compare_digest's time says nothing of the token.
-        self._owners = [(hashlib.sha256(o.token.encode()).digest(), o) for o in owners]
-        self._csrf_key, self._session_key = os.urandom(32), os.urandom(32)
-        self._links: dict[bytes, tuple[Owner, float]] = {}  # digest of a sign-in link's code -> (owner, until)
+    def __init__(self, store: Store, now: Callable[[], float] = time.time):
+        self.keys = OwnerKeys(store)
+        self._csrf_key = os.urandom(32)
+        self._sessions: dict[bytes, Session] = {}  # sha256 of the session id -> whose, until when
+        self.failures = Failures(now)
         self.now = now
 
+    def refresh(self) -> None:
+        """The owners as stored now, if anyone was added or revoked (a tiny query): blocking,
+        so the server calls it in a worker thread once a request."""
+        self.keys.refresh()
+
     def owner(self, token: str | None) -> Owner | None:
-        if not token:
-            return None
-        given = hashlib.sha256(token.encode("utf-8", "backslashreplace")).digest()
-        found = None
-        for digest, owner in self._owners:  # every entry compared: no early exit to time
-            if hmac.compare_digest(digest, given):
-                found = owner
-        return found
+        """The active owner whose token this is (an agent's token is no owner's)."""
+        found = self.keys.find(token) if token else None
+        return found if isinstance(found, Owner) else None
+
+    def owners(self) -> list[Owner]:
+        """The active owners, as of the last refresh."""
+        return [o for o in self.keys.principals() if isinstance(o, Owner)]
 
     def named(self, business_id: str, name: str) -> Owner | None:
-        """The owner of this business by this name (whom a stored sign-in link names)."""
-        return next((o for _, o in self._owners if (o.business_id, o.name) == (business_id, name)), None)
-
-    def sign_in_code(self, owner: Owner) -> str:
-        """A code for a one-time sign-in link (`?token=CODE`): it signs `owner` in once."""
-        code = secrets.token_urlsafe(24)
-        self._links[hashlib.sha256(code.encode()).digest()] = (owner, self.now() + sign_in_link_s_max)
-        return code
-
-    def redeem(self, code: str | None) -> Owner | None:
-        """The owner of a sign-in link's code, which is spent by this (used or expired)."""
-        if not code:
-            return None
-        found = self._links.pop(hashlib.sha256(code.encode("utf-8", "backslashreplace")).digest(), None)
-        return found[0] if found is not None and found[1] > self.now() else None
+        """The active owner of this business by this name (whom a stored sign-in link names)."""
+        return next((o for o in self.owners() if (o.business_id, o.name) == (business_id, name)), None)
 
     def session(self, owner: Owner) -> str:
-        """A session cookie's value for `owner`, good for `session_s_max` from now."""
-        expires = str(int(self.now()) + session_s_max)
-        return f"{expires}.{self._sign(expires, owner)}"
-
-    def _sign(self, expires: str, owner: Owner) -> str:
-        return hmac.new(self._session_key, f"{expires}\n{owner.token}".encode(), hashlib.sha256).hexdigest()
+        """A new session cookie's value for `owner`, good for `session_s_max` from now."""
+        now = self.now()
+        for digest in [d for d, s in self._sessions.items() if s.expires <= now]:
+            del self._sessions[digest]
+        mine = [d for d, s in self._sessions.items() if s.token_sha256 == owner.token_sha256]
+        for digest in mine[:max(0, len(mine) - sessions_per_owner_max + 1)]:  # dicts keep insertion order
+            del self._sessions[digest]
+        value = secrets.token_urlsafe(32)
+        self._sessions[_digest(value)] = Session(owner.token_sha256, now + session_s_max)
+        return value
 
     def owner_of_session(self, value: str | None) -> Owner | None:
-        expires, _, signature = (value or "").partition(".")
-        if not expires.isdigit() or int(expires) <= self.now():
+        if not value or not _SESSION_ID.fullmatch(value):
             return None
-        found = None
-        for _, owner in self._owners:  # every entry compared, as for tokens
-            if hmac.compare_digest(self._sign(expires, owner).encode(), signature.encode("utf-8", "replace")):
-                found = owner
-        return found
+        digest = _digest(value)
+        found = self._sessions.get(digest)
+        if found is None:
+            return None
+        owner = self.keys.holder(found.token_sha256)
+        if found.expires <= self.now() or not isinstance(owner, Owner):  # expired, or the owner was revoked
+            del self._sessions[digest]
+            return None
+        return owner
 
-    def from_request(self, request: web.Request) -> tuple[Owner | None, str | None]:
-        """(owner, the credential that signed the request in) from the bearer header, else the cookie."""
+    def end(self, value: str | None) -> None:
+        """Sign out: the session of this cookie ends now."""
+        if value and _SESSION_ID.fullmatch(value):
+            self._sessions.pop(_digest(value), None)
+
+    def from_request(self, request: web.Request) -> tuple[Owner | None, str | None, bool]:
+        """(owner, the credential that signed the request in, whether a token was tried) from
+        the bearer header, else the session cookie."""
         header = request.headers.get("Authorization", "")
         if header[:7].lower() == "bearer ":
             credential = header[7:].strip()
-            owner = self.owner(credential)
+            owner, tried = self.owner(credential), True
         else:
             credential = request.cookies.get(cookie_name)
-            owner = self.owner_of_session(credential)
-        return owner, credential if owner else None
+            owner, tried = self.owner_of_session(credential), False
+        return owner, credential if owner else None, tried
 
     def csrf(self, token: str) -> str:
         return hmac.new(self._csrf_key, token.encode(), hashlib.sha256).hexdigest()
@@ -153,6 +163,29 @@ class Auth:
         return given is not None and hmac.compare_digest(self.csrf(token).encode(), given.encode("utf-8", "replace"))
 
 
+def _digest(value: str) -> bytes:
+    return hashlib.sha256(value.encode("ascii")).digest()
+
+
+def over_https(request: web.Request, public_url: str | None) -> bool:
+    """Whether the site is served over https: this connection is TLS, the operator said so
+    (`--public-url https://...`), or a proxy says so (`X-Forwarded-Proto: https`). The answer
+    only ever adds `Secure` to the cookie, a restriction: a client that lies about it keeps
+    its own cookie from travelling over plain HTTP, nothing more."""
+    forwarded = request.headers.get("X-Forwarded-Proto", "").split(",")[0].strip().lower()
+    return request.secure or (public_url or "").startswith("https://") or forwarded == "https"
+
+
 def set_session(response: web.StreamResponse, session: str, secure: bool) -> None:
     response.set_cookie(cookie_name, session, httponly=True, samesite="Strict", path="/", secure=secure,
                         max_age=session_s_max)
+
+
+def end_session(response: web.StreamResponse, secure: bool) -> None:
+    response.del_cookie(cookie_name, path="/", secure=secure, httponly=True, samesite="Strict")
+
+
+def client_of(request: web.Request) -> Any:
+    """Whom failed sign-ins are counted against: the connection's address (behind a proxy,
+    the proxy's: every client shares its limit, which errs on the safe side)."""
+    return request.remote or ""
