@@ -27,7 +27,7 @@ from ledger.service import Ledger
 from ledger.store import Store
 from projections.projector import Projector
 
-BUSINESS, TOKEN = "shop-bench", "bench-token-0123456789abcdef"
+BUSINESS, TOKEN = "shop-bench", "lot_" + "b" * 43  # an owner's token, registered with this value below
 batch_commands_max = 1_000
 pg_admin_default = "postgresql://postgres@127.0.0.1:5432/test"
 
@@ -65,10 +65,12 @@ async def _time_pages(db_url: str, requests: int, deep: list[str]) -> list[dict]
     import aiohttp
 
     from consumers.http.web.app import start
-    from consumers.http.web.auth import Auth, Owner
+    from consumers.http.web.auth import Auth
+    from tests.web_support import register_owner
 
     store = Store(db_url)
-    runner = await start(Ledger(store), Auth([Owner(BUSINESS, TOKEN, "ada")]), "127.0.0.1:0")
+    register_owner(store, BUSINESS, TOKEN)
+    runner = await start(Ledger(store), Auth(store), "127.0.0.1:0")
     host, port = runner.addresses[0][:2]
     base, results = f"http://{host}:{port}", []
     try:
