@@ -20,7 +20,10 @@ from ledger.retry import first_line
 
 log = logging.getLogger("ledger.links")
 
-links_in_flight_max = 16  # provider calls at once for one batch
+# Provider calls at once for one batch: a 5,000-command batch with 5% links waits two rounds of
+# the provider's answer time, not sixteen. A provider's rate limit (429) answers some of them
+# `provider_unavailable`: the agent asks again.
+links_in_flight_max = 128
 
 
 def ask(provider: PaymentProvider, holds: Sequence[Hold]) -> dict[str, Made]:
