@@ -28,15 +28,12 @@ from mcp.server.lowlevel import Server
 
 from commands import tools as definitions
 from consumers.mcp import tools
+from consumers.mcp import sessions
 from consumers.mcp.backends import Embedded, Reads, ViaKafka
 from ledger.agents import Agent
 
 log = logging.getLogger("ledger.mcp")
 CONVERSATION_META, TURN_META, COMMAND_META = "ledger/conversation_id", "ledger/turn_id", "ledger/command_id"
-# Streamable HTTP: one token's sessions at most (the server serves one agent), each closed after
-# this long without a request; past the bound a new client waits for one to close (503).
-sessions_max = 64
-session_idle_s = 300.0
 
 
 class _Session:
@@ -105,7 +102,7 @@ class LedgerTools:
         key = (request.headers.get("mcp-session-id") or "") if request is not None else ""
         session = self._sessions.pop(key, None) or _Session()
         self._sessions[key] = session  # the most recent last: the oldest go first past the bound
-        while len(self._sessions) > sessions_max + 1:  # and the process's own, keyed ""
+        while len(self._sessions) > sessions.sessions_max + 1:  # and the process's own, keyed ""
             self._sessions.popitem(last=False)
         return session
 
@@ -136,9 +133,10 @@ async def serve_http(app: LedgerTools, host: str, port: int, token: str) -> None
     """Streamable HTTP at /mcp; every request must carry `Authorization: Bearer <the agent's token>`."""
     import uvicorn
 
-    starlette_app = app.server.streamable_http_app(host=host, max_sessions=sessions_max,
-                                                   session_idle_timeout=session_idle_s)
-    config = uvicorn.Config(_Bearer(starlette_app, token), host=host, port=port, log_level="warning",
+    starlette_app = app.server.streamable_http_app(host=host, max_sessions=sessions.sessions_max,
+                                                   session_idle_timeout=sessions.session_idle_s)
+    manager = sessions.evicting(getattr(app.server, "_session_manager", None))
+    config = uvicorn.Config(_Bearer(starlette_app, token, manager), host=host, port=port, log_level="warning",
                             access_log=False)  # an access log would be one more place a token could leak
     await app.backend.start()
     try:
@@ -148,15 +146,19 @@ async def serve_http(app: LedgerTools, host: str, port: int, token: str) -> None
 
 
 class _Bearer:
-    """ASGI middleware: 401 for any HTTP request without the agent's token as its bearer."""
+    """ASGI middleware: 401 for any HTTP request without the agent's token as its bearer; a
+    request of a session makes that session the most recently used (sessions.py)."""
 
-    def __init__(self, app: Any, token: str):
-        self.app, self.expected = app, f"Bearer {token}".encode()
+    def __init__(self, app: Any, token: str, manager: Any = None):
+        self.app, self.expected, self.manager = app, f"Bearer {token}".encode(), manager
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
-            given = dict(scope.get("headers") or ()).get(b"authorization", b"")
-            if not hmac.compare_digest(given, self.expected):
+            headers = dict(scope.get("headers") or ())
+            given = headers.get(b"authorization", b"")
+            if hmac.compare_digest(given, self.expected):
+                sessions.touch(self.manager, headers)
+            else:
                 await send({"type": "http.response.start", "status": 401,
                             "headers": [(b"content-type", b"application/json"),
                                         (b"www-authenticate", b'Bearer realm="ledger"')]})

@@ -246,23 +246,33 @@ def test_a_refused_token_makes_no_database(tmp_path):
 
 
 def test_over_http_one_token_keeps_a_bounded_number_of_sessions(tmp_path):
-    """Past sessions_max open sessions a new one waits (503) for one to close, rather than the
-    server keeping thousands (each closes after session_idle_s without a request)."""
+    """Past sessions_max sessions a new client is let in and the least recently used session
+    is closed (its id answers 404), rather than the server keeping thousands or answering 503
+    (each also closes after session_idle_s without a request)."""
     import httpx2
 
-    from consumers.mcp.server import sessions_max
+    from consumers.mcp.sessions import sessions_max
     db = f"sqlite:///{tmp_path}/ledger.db"
     shop(db)
     token = agent(db)
     opening = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "flood", "version": "1"}}}
+    ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
 
     async def go():
         async with http(db, token) as (url, _):
             headers = {"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"}
             async with httpx2.AsyncClient(headers=headers, timeout=30) as h:
-                return [(await h.post(url, json=opening)).status_code for _ in range(sessions_max + 2)]
+                opened = [await h.post(url, json=opening) for _ in range(sessions_max)]
+                ids = [r.headers["mcp-session-id"] for r in opened]
+                kept = await h.post(url, json=ping, headers={"mcp-session-id": ids[0]})  # now the most recent
+                more = [await h.post(url, json=opening) for _ in range(2)]
+                asked = {i: (await h.post(url, json=ping, headers={"mcp-session-id": i})).status_code
+                         for i in (ids[0], ids[1], ids[2], ids[3], more[-1].headers["mcp-session-id"])}
+            return [r.status_code for r in opened + more], kept.status_code, asked, ids
 
-    statuses = anyio.run(go)
+    statuses, kept, asked, ids = anyio.run(go)
 
-    assert statuses == [200] * sessions_max + [503, 503]
+    assert statuses == [200] * (sessions_max + 2) and kept == 200
+    assert [asked[i] for i in ids[:4]] == [200, 404, 404, 200]  # the two least recently used went
+    assert list(asked.values())[-1] == 200
