@@ -3,6 +3,7 @@ on SQLite and PostgreSQL: links (one provider transaction a reference, through o
 errors, slow answers and crashes) and payments taken only from the provider's own record."""
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
@@ -188,3 +189,57 @@ def test_a_signed_event_that_is_no_payment_is_answered_and_not_recorded(shop, st
     before = store.max_position()
     out = shop.handle_webhook(body, headers)
     assert (out["status"], http_status(out), store.max_position()) == ("ignored", 200, before)
+
+
+links_raced = 200
+writers = 2
+thread_wait_s = 120  # only so a broken run fails instead of hanging
+
+
+def test_racing_writers_on_the_same_link_commands_make_one_transaction_a_reference_at_the_provider(shop, store, fake):
+    # given 200 orders and two writers (each its own Ledger and adapter) given the same 200 link commands
+    owner(shop, command("Restock", {"sku": known("rice"), "quantity": known(links_raced)}),
+          command("SetCreditLimit", {"customer_id": known("cust-1"), "credit_limit": known(10**12)}))
+    agent(shop, *[order("cust-1", [line("rice", 1)]) for _ in range(links_raced)])
+    cmds = [raw(payment_link(e.order_id)) for _, e in store.notifications(types=["OrderPlaced"])]
+    barrier, failures = threading.Barrier(writers), []
+
+    def write(ledger: Ledger) -> None:
+        try:
+            barrier.wait(thread_wait_s)
+            for at in range(0, len(cmds), 20):
+                ledger.handle(cmds[at:at + 20], "agent")
+        except BaseException as exc:  # noqa: BLE001 - every failure is the test's finding
+            failures.append(exc)
+
+    threads = [threading.Thread(target=write, args=(Ledger(store, adapter(shop.provider.name, fake)),))
+               for _ in range(writers)]
+    # when they race
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(thread_wait_s)
+    # then every reference is one transaction at the provider, at most one link in the log, none owed
+    assert failures == []
+    requested = [e.reference for _, e in store.notifications(types=["PaymentLinkRequested"])]
+    issued = [e.reference for _, e in store.notifications(types=["PaymentLinkIssued"])]
+    assert len(requested) == len(set(requested)) == links_raced
+    assert len(issued) == len(set(issued)) and set(issued) <= set(requested)
+    assert sorted(fake.transactions) == sorted(requested)
+    assert store.load("shop-1").link_requests == {}
+
+
+def test_an_outage_holds_up_no_order_placed_while_a_link_waits_for_the_provider(shop, store, fake):
+    # given a provider that is down and slow to say so
+    order_id = an_order(shop)
+    fake.down, fake.delay_s = True, slow_s * 2
+    placed: list[dict] = []
+    link = threading.Thread(target=lambda: placed.append(("link", agent(shop, payment_link(order_id))[0])))
+    # when a link is asked for and, while it waits, orders come
+    link.start()
+    orders = agent(shop, *[order("cust-1", [line("rice", 1)]) for _ in range(3)])
+    link.join(thread_wait_s)
+    # then the orders are placed and the link answered once, provider_unavailable
+    assert [o["status"] for o in orders] == ["accepted"] * 3
+    [(_, out)] = placed
+    assert (out["status"], out["reason"]) == ("blocked", "provider_unavailable")
