@@ -64,12 +64,7 @@ def decisions(store: Store, command_id: str, business_id: str | None = None) -> 
 
 def _currency_at(store: Store, business_id: str | None, position: int) -> str | None:
     """The business's currency as it stood at `position` (the last `CurrencySet` up to it)."""
-    if business_id is None:
-        return None
-    currency = None
-    for _, e in store.notifications(1, position, types=["CurrencySet"], business_id=business_id):
-        currency = e.currency
-    return currency
+    return None if business_id is None else store.currency_at(business_id, position)
 
 
 class Unreadable(Exception):
@@ -81,17 +76,13 @@ class Unreadable(Exception):
 
 
 def _with_id(store: Store, command_id: str) -> Iterator[tuple[int, ev.Event]]:
-    """The events naming this command id, in log order: a scan of the stored bytes, decoding
-    only the rows that hold the id (one in thousands, in a busy log). One that names it and
-    cannot be decoded (SQLite keeps any value a column is given) raises Unreadable."""
-    needle = b'"command_id":' + codec.dumps(command_id)
-    for page in store.rows():
-        for position, topic, state in page:
-            if needle not in (state if type(state) is bytes else str(state).encode("utf-8", "surrogatepass")):
-                continue
-            try:
-                e = codec.decode(topic, state)
-            except (KeyError, TypeError, ValueError):  # an unknown type, bytes that are not its JSON
-                raise Unreadable(position) from None
-            if e.command_id == command_id:
-                yield position, e
+    """The events naming this command id, in log order: the log's index on command ids
+    (ledger/log_indexes.py) finds their rows. One that names it and cannot be decoded (SQLite
+    keeps any value a column is given) raises Unreadable."""
+    for position, topic, state in store.rows_of_command(command_id):
+        try:
+            e = codec.decode(topic, state)
+        except (KeyError, TypeError, ValueError):  # an unknown type, bytes that are not its JSON
+            raise Unreadable(position) from None
+        if e.command_id == command_id:
+            yield position, e

@@ -1,13 +1,9 @@
-"""Everything that differs between SQLite and PostgreSQL, in one place.
-
-The rest of the product writes its SQL once, with `?` marks, and asks here for whatever the
-two backends do differently: how a URL is opened (urls.py), the driver's own cursor and mark
-style, lookups by key, bulk inserts (COPY on PostgreSQL), the ids an insert was given, table
-locks, a consistent snapshot, and a lease one process holds at a time. Nothing outside this
-module looks at the dialect; PostgreSQL's ways to fewer round trips are in pg.py, called from
-here. Statements go to the driver itself where rows are many: SQLAlchemy's per-row parameter
-handling cost more than the work around it.
-"""
+"""Everything that differs between SQLite and PostgreSQL, in one place (the rest writes its SQL
+once, with `?` marks): how a URL is opened (urls.py), the driver's own cursor and mark style, SQL
+written two ways, lookups by key, bulk inserts (COPY on PostgreSQL), the ids an insert was given,
+table locks, a consistent snapshot, and a lease one process holds at a time. Nothing else looks
+at the dialect; PostgreSQL's ways to fewer round trips are in pg.py, called from here. Statements
+go to the driver where rows are many: SQLAlchemy's per-row handling cost more than the work."""
 from __future__ import annotations
 
 import uuid
@@ -61,6 +57,10 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
 
 
 # --- statements to the driver ---------------------------------------------------
+
+def for_dialect(conn: Connection | Engine, sqlite: str, postgresql: str) -> str:  # of two texts, this database's
+    return postgresql if _postgres(conn) else sqlite
+
 
 def driver_sql(conn: Connection, sql: str) -> str:
     """SQL written with `?` marks, in the driver's own style."""

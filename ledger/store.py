@@ -17,7 +17,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError as SQLAlchemyIntegrityError
 from sqlalchemy.sql import Executable
 
-from ledger import chain, claims, codec, kept_escalations, kept_orders, log_reads, snapshots, sql, unsigned_webhooks
+from ledger import chain, claims, codec, log_indexes, kept_escalations, kept_orders, log_reads, snapshots, sql, unsigned_webhooks
 from ledger import events as ev
 from ledger.claims import Claim
 from ledger.claims_migration import claims_by_business
@@ -70,6 +70,7 @@ class Store:
         with sql.schema_lock(self.engine):
             self.recorder.create_table()
             chain.require_whole(self.engine, self.events.name)  # a log whose chain is cut is never written to
+            log_indexes.create(self.engine, self.events.name)
             claims_by_business(self.engine, claims.claims)  # a ledger written before claims were per business
             for md in (claims.metadata, kept_orders.metadata, kept_escalations.metadata, snapshots.metadata,
                        unsigned_webhooks.metadata, *extra):
@@ -99,6 +100,13 @@ class Store:
 
     def rows(self, start: int = 1, stop: int | None = None) -> Iterator[list[tuple[int, str, bytes]]]:
         return log_reads.rows(self.engine, self.events.name, start, stop)
+
+    def currency_at(self, business_id: str, position: int) -> str | None:
+        return log_indexes.currency_at(self.engine, self.events.name, business_id, position)
+
+    def rows_of_command(self, command_id: str) -> Iterator[tuple[int, str, bytes]]:
+        """The log's rows that may name this command id, by the index on it (compare exactly)."""
+        return log_indexes.rows(self.engine, self.events.name, command_id)
 
     def events_at(self, positions: Iterable[int]) -> dict[int, ev.Event]:
         return log_reads.events_at(self.engine, self.events, positions)
