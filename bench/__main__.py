@@ -3,7 +3,7 @@
     .venv/bin/python -m bench [--full] [--only NAME[,NAME...]] [--rounds N] [--pg-admin URL]
 
 Each target runs as its own process (bench.serve, bench.anchor, bench.latency, bench.replay,
-bench.memory, bench.process, bench.naive), the broker started as the tests do. Every target
+bench.memory, bench.process, bench.naive, bench.history), the broker started as the tests do. Every target
 is a ratio to a baseline measured in the same run (bench.anchor: a plain batched
 eventsourcing pipeline; bench.naive: one save() a command), so the machine's speed cancels; each figure is measured beside its baseline --rounds times
 (default 3) and the table shows the medians, the ratio's range beside it.
@@ -243,9 +243,15 @@ def whatif(b: Bench) -> list[Row]:
                 f"{growth:+.0%}", "within 10%, every outcome as recorded", abs(growth) <= 0.10 and unchanged)]
 
 
+def history(b: Bench) -> list[Row]:
+    """A business of 1M events against one of 10 (issue 33), at the issue's size in both modes."""
+    from bench.history import table_rows
+    return [Row(*cells) for cells in table_rows(b.run("history", "--events", "1000000"))]
+
+
 TARGETS: dict[str, Callable[[Bench], list[Row]]] = {
     "serve": serve_sqlite, "serve-pg": serve_pg, "latency": latency, "replay": replay, "memory": memory,
-    "process": process, "whatif": whatif}
+    "process": process, "whatif": whatif, "history": history}
 
 
 def print_table(rows: list[Row]) -> None:
