@@ -145,8 +145,9 @@ class Store:
     def write(self, appended: Sequence[tuple[int, ev.Event]], new_claims: Sequence[Claim] = (),
               statements: Sequence[Statement] = (), kept: Kept | Sequence[KeptOrder] = (),
               commit: bool = True, states: Sequence[bytes] | None = None) -> list[int]:
-        """Append (stream version, event) pairs, claims, the orders they changed and any extra
-        statements atomically. With commit=False, everything is written and then rolled back:
+        """Append (stream version, event) pairs, claims, what they leave in the writer's tables
+        (`kept`: the orders and escalations they changed, the snapshots due; orders alone, as
+        a sequence) and any extra statements atomically. With commit=False, everything is written and then rolled back:
         whether the database would take it, and nothing kept. `states`: the events as
         `codec.encode` wrote them, if the caller has (else they are encoded here).
 
