@@ -23,6 +23,7 @@ goes in the write's transaction, and an old snapshot is ignored, never upcast.
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import logging
 from pathlib import Path
@@ -85,31 +86,36 @@ def keep(conn: Connection, taken: list[Snapshot]) -> None:
 
 
 def encode(state: BusinessState, turns_forgotten: bool) -> bytes:
-    """Everything but the orders and link references (rows of their own: kept_orders.py)."""
+    """Everything but the orders and link references (rows of their own: kept_orders.py). Each
+    record is its fields' values in their order, whatever fields it has."""
     blocked_id, blocked = state._blocked
     return codec.dumps({
         "currency": state.currency,
-        "products": [[k, p.name, p.unit_price, p.available] for k, p in state.products.items()],
-        "customers": [[k, c.name, c.credit_limit, c.exposure] for k, c in state.customers.items()],
-        "link_requests": [[k, r.order_id, r.amount, r.command_id] for k, r in state.link_requests.items()],
+        "products": _each(state.products),
+        "customers": _each(state.customers),
+        "link_requests": _each(state.link_requests),
         "escalations": list(state.escalations.items()),
         "turns": [[c, t, list(ids)] for (c, t), ids in state.escalated_turns.items()],
         "turns_forgotten": turns_forgotten,
-        "held": [[k, *_held(h)] for k, h in state.held_orders.items()],
-        "blocked": [blocked_id, None if blocked is None else _held(blocked)],
+        "held": _each(state.held_orders),
+        "blocked": [blocked_id, None if blocked is None else _values(blocked)],
     })
 
 
-def _held(h: HeldOrder) -> list:
-    return [h.command_id, h.customer_id, h.lines, h.note]
+def _each(records: dict) -> list[list]:
+    return [[k, *_values(r)] for k, r in records.items()]
+
+
+def _values(record: object) -> list:
+    return [getattr(record, f.name) for f in dataclasses.fields(record)]  # type: ignore[arg-type]
 
 
 def decode(business_id: str, version: int, d: dict) -> BusinessState:
     blocked_id, blocked = d["blocked"]
     return BusinessState(
         business_id, version, d["currency"],
-        products={k: Product(name, price, available) for k, name, price, available in d["products"]},
-        customers={k: Customer(name, limit, exposure) for k, name, limit, exposure in d["customers"]},
+        products={k: Product(*rest) for k, *rest in d["products"]},
+        customers={k: Customer(*rest) for k, *rest in d["customers"]},
         link_requests={k: LinkRequest(*rest) for k, *rest in d["link_requests"]},
         escalations=dict(d["escalations"]),
         escalated_turns={(c, t): tuple(ids) for c, t, ids in d["turns"]},

@@ -1,7 +1,7 @@
 """A snapshot holds every field of a business's state but the orders, which have rows of their own."""
 import dataclasses
 
-from ledger import codec, snapshots
+from ledger import codec, events as ev, snapshots
 from ledger.state import BusinessState
 from tests.builders import line, order
 from tests.decided import a_customer, a_product, an_order, fold
@@ -16,9 +16,11 @@ NOT_IN_THE_STATE_JSON = {"business_id", "version", "orders", "link_orders"}
 
 def test_a_snapshot_reads_back_as_the_state_it_was_taken_of_less_its_orders():
     claimed = order("cust-1", [line("rice", 2)])["facts"]
+    requested = ev.PaymentLinkRequested(business_id="shop-1", command_id="c-link", recorded_at="2026-12-04T00:00:00Z",
+                                        order_id="ord-1", reference="lnk-1", amount=100)
     state = fold(a_product("rice", 100, 10), a_customer("cust-1", 10**6), an_order("ord-1", "cust-1", "rice", 1, 100),
-                 *held_block(claimed))
-    assert state.held_orders and state.escalated_turns
+                 requested, *held_block(claimed))
+    assert state.held_orders and state.escalated_turns and state.link_requests
 
     back = snapshots.decode(state.business_id, state.version, codec.loads(snapshots.encode(state, False)))
 
