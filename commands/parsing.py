@@ -11,6 +11,7 @@ from typing import Any
 import orjson
 from pydantic import ValidationError
 
+from commands.json_keys import duplicated
 from commands.limits import json_depth_max, line_bytes_max, raw_excerpt_bytes_max
 from commands.models import COMMAND_TYPES, DOORS, PATTERN_ERRORS, Command, is_id
 
@@ -170,6 +171,10 @@ def parse(raw: bytes | str | Oversized, door: str) -> Parsed | Rejection | NotPe
         return Rejection(error=f"nested deeper than {json_depth_max} levels: not read", raw=excerpt(raw),
                          **(_envelope(obj) if type(obj) is dict else {}))
     obj = _exactly(obj, raw)
+    content = _canonical(obj)
+    twice = duplicated(raw, content)
+    if twice is not None:
+        return _said_twice(obj, raw, *twice)
     kind = obj.get("type") if type(obj) is dict else None
     model = DOORS[door].get(kind) if type(kind) is str else None
     if model is not None:
@@ -179,11 +184,20 @@ def parse(raw: bytes | str | Oversized, door: str) -> Parsed | Rejection | NotPe
             pass  # what is wrong is said below, in the contract's order
         else:
             # Every envelope id validated, so the envelope as read is the model's own.
-            return Parsed(command=command, content=_canonical(obj), claimed={
+            return Parsed(command=command, content=content, claimed={
                 "command_id": obj["command_id"], "type": kind, "business_id": obj["business_id"],
                 "agent_id": obj.get("agent_id"), "conversation_id": obj.get("conversation_id"),
                 "turn_id": obj.get("turn_id"), "facts": obj.get("facts")})
     return _not_parsed(obj, raw, door)
+
+
+def _said_twice(obj: Any, raw: bytes, keys: list[str], outermost: list[str]) -> Rejection:
+    """A key twice in one object is malformed, on every door: an envelope id given twice is
+    unreadable (null), as it says two things; the rest of the envelope is shown as read."""
+    envelope = _envelope(obj) if type(obj) is dict else {}
+    envelope.update((k, None) for k in outermost if k in envelope)
+    more = f" (+{len(keys) - 1} more)" if len(keys) > 1 else ""
+    return Rejection(error=excerpt(f"duplicate key {keys[0]!r} in a JSON object{more}"), raw=excerpt(raw), **envelope)
 
 
 def _deeper_than(raw: bytes, obj: Any, depth_max: int) -> bool:

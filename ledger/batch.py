@@ -83,7 +83,7 @@ def claim_key(item: Item) -> ClaimKey | None:
 
 
 def _content_hash(item: Parsed | Payment) -> str:
-    return hashlib.sha256(item.content if isinstance(item, Parsed) else item.body).hexdigest()
+    return hashlib.sha256(item.content).hexdigest()
 
 
 class Batch:

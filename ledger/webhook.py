@@ -13,6 +13,7 @@ from typing import Any, Literal
 import orjson
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from commands.json_keys import duplicated
 from commands.models import Id, PositiveInt, is_id
 from commands.parsing import excerpt, first_error
 from ledger import events as ev
@@ -44,6 +45,16 @@ class Payment:
     currency: str | None = None  # ISO 4217, as the provider's record has it (the sandbox sends none)
     record_id: str | None = None  # the provider's own id of the payment's record, where it is not the reference
 
+    @property
+    def content(self) -> bytes:
+        """What "the same body" means for a repeated provider event id: the body as read, its
+        keys sorted and spacing gone, so a retry sent with other whitespace or key order is
+        a duplicate, not a reuse. A body orjson cannot read again (an integer past 64 bits) is its bytes."""
+        try:
+            return orjson.dumps(orjson.loads(self.body), option=orjson.OPT_SORT_KEYS)
+        except orjson.JSONDecodeError:
+            return self.body
+
 
 @dataclass(frozen=True)
 class Refusal:
@@ -55,11 +66,26 @@ class Refusal:
 
 
 def _peek(body: bytes) -> dict[str, Any] | None:
+    """The body's JSON object; None when it is none, or says two things (a key twice in an
+    object: `unreadable` says which)."""
     try:
         obj = orjson.loads(body)
     except orjson.JSONDecodeError:  # not JSON, lone surrogates, integers past 64 bits
         return None
-    return obj if isinstance(obj, dict) else None
+    if not isinstance(obj, dict) or duplicated(body, orjson.dumps(obj)) is not None:
+        return None
+    return obj
+
+
+def unreadable(body: bytes) -> Refusal:
+    """The refusal of a body `peek` could not read: why, and nothing of it but the excerpt."""
+    try:
+        obj = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        obj = None
+    twice = duplicated(body, orjson.dumps(obj)) if isinstance(obj, dict) else None
+    error = excerpt(f"duplicate key {twice[0][0]!r} in a JSON object") if twice else "expected a JSON object"
+    return Refusal("malformed", error, excerpt(body))
 
 
 def _id_or_none(value: Any) -> str | None:
@@ -71,7 +97,7 @@ def read(body: bytes) -> Payment | Refusal:
     raw = excerpt(body)
     peek = _peek(body)
     if peek is None:
-        return Refusal("malformed", "expected a JSON object", raw)
+        return unreadable(body)
     event_id = _id_or_none(peek.get("id"))
     data = peek.get("data") if isinstance(peek.get("data"), dict) else {}
     try:

@@ -10,7 +10,7 @@ import threading
 
 from consumers.cli import when
 from consumers.cli.audit_command import audit_command
-from consumers.cli.common import UsageError, add_db, check_known, emit, filter_text, open_store, since
+from consumers.cli.common import UsageError, add_db, bounded, check_known, day_ms, emit, filter_text, open_store, since
 from consumers.cli.table import print_table
 from consumers.cli.when import position
 from projections.columns import BLOCK_REASONS, COLUMNS
@@ -56,7 +56,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("project", help="catch the projections up with the log; --follow keeps doing it")
     p.add_argument("--follow", action="store_true", help="poll the log until SIGTERM or SIGINT")
-    p.add_argument("--interval-ms", type=int, default=follow_interval_ms_default, metavar="N")
+    p.add_argument("--interval-ms", type=bounded(int, 1, day_ms), default=follow_interval_ms_default, metavar="N")
     add_db(p)
     p.set_defaults(run=project)
 

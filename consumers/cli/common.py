@@ -5,7 +5,7 @@ import argparse
 import os
 import select
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import IO, TYPE_CHECKING, Any
 
 from commands.limits import line_bytes_max, raw_excerpt_bytes_max
@@ -133,6 +133,34 @@ def since(value: str) -> str:
             f"{value[:shown_chars_max]!r} is neither a log position nor an ISO 8601 date or time"
             " (valid: 1234, 2026-12-01, 2026-12-01T09:30:00Z, 2026-12-01T10:30:00+01:00)") from None
     return at.isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+# The largest number a count or duration option takes: past it no run means it (a day of
+# milliseconds, a week of seconds), and Python's sleeps, Kafka's 32-bit settings and the
+# database's integers would refuse it with a traceback instead of a usage error.
+day_ms = 86_400_000
+week_s = 604_800
+int32_max = 2**31 - 1
+
+
+def bounded(kind: type, low: float, high: float) -> Callable[[str], Any]:
+    """argparse type of a number option: an int (or, for float, a finite number) in low..high.
+    Anything else (1e22, 20 digits, nan, inf) is a usage error, exit 2, on every backend."""
+    noun = "an integer" if kind is int else "a number"
+
+    def read(value: str) -> Any:
+        try:
+            if not value.isascii():  # int() reads "１２" and "١٢" as 12
+                raise ValueError(value)
+            number = kind(value)
+        except (ValueError, OverflowError):  # int() refuses 4,300 digits and more: ValueError too
+            raise argparse.ArgumentTypeError(f"{value[:shown_chars_max]!r} is not {noun}") from None
+        if not low <= number <= high:  # nan fails every comparison
+            raise argparse.ArgumentTypeError(f"{value[:shown_chars_max]!r} is outside {low}..{high}")
+        return number
+
+    read.__name__ = kind.__name__
+    return read
 
 
 def filter_text(value: str) -> str:

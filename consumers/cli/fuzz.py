@@ -9,13 +9,13 @@ import argparse
 import sys
 import tempfile
 
-from consumers.cli.common import UsageError, emit
+from consumers.cli.common import UsageError, bounded, emit, int32_max
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("fuzz", help="sloppy agent output through the ledger; fails if any became a side effect")
-    p.add_argument("--count", type=int, default=10_000, metavar="N")
-    p.add_argument("--seed", type=int, default=0, metavar="S")
+    p.add_argument("--count", type=bounded(int, 1, int32_max), default=10_000, metavar="N")
+    p.add_argument("--seed", type=bounded(int, 0, 2**63 - 1), default=0, metavar="S")
     p.add_argument("--db", metavar="URL", help="SQLAlchemy URL (default: SQLite in a fresh temporary folder)")
     p.set_defaults(run=fuzz)
 

@@ -9,7 +9,7 @@ import signal
 import sys
 from typing import TYPE_CHECKING
 
-from consumers.cli.common import UsageError, add_db, emit, open_input, open_ledger
+from consumers.cli.common import UsageError, add_db, bounded, emit, int32_max, open_input, open_ledger, week_s
 from consumers.cli.extras import require
 from consumers.http.site import parse_listen
 from consumers.kafka.topics import (Topics, TopicsError, bootstrap_servers, default_group, default_timeout_s, ensure_topics,
@@ -33,12 +33,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     _add_kafka(s)
     s.add_argument("--group", default=default_group, help=f"consumer group (default {default_group})")
     s.add_argument("--create-topics", action="store_true", help="create missing topics first")
-    s.add_argument("--partitions", type=int, default=partitions_default,
+    s.add_argument("--partitions", type=bounded(int, 1, 100_000), default=partitions_default,
                    help=f"partitions of each topic --create-topics makes (default {partitions_default})")
-    s.add_argument("--replication-factor", type=int, default=1, help="for --create-topics (default 1)")
-    s.add_argument("--session-timeout-ms", type=int, default=10_000,
+    s.add_argument("--replication-factor", type=bounded(int, 1, 32_767), default=1, help="for --create-topics (default 1)")
+    s.add_argument("--session-timeout-ms", type=bounded(int, 1, int32_max), default=10_000,
                    help="how soon the group notices a dead consumer (default 10000)")
-    s.add_argument("--fetch-wait-ms", type=int, default=fetch_wait_ms_default,
+    s.add_argument("--fetch-wait-ms", type=bounded(int, 1, int32_max), default=fetch_wait_ms_default,
                    help="how long the broker may hold a poll with nothing new (default "
                         f"{fetch_wait_ms_default}, for a broker that holds it even when records come; "
                         "Apache Kafka answers as soon as one does: give it 100 or more)")
@@ -54,7 +54,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     t = sub.add_parser("submit", help="produce commands to the agent topic, print their outcomes in input order")
     t.add_argument("file", nargs="?", default="-", metavar="FILE|-")
     t.add_argument("--admin", action="store_true", help="to the owner door's topic")
-    t.add_argument("--timeout", type=float, default=default_timeout_s, metavar="SECONDS",
+    t.add_argument("--timeout", type=bounded(float, 0, week_s), default=default_timeout_s, metavar="SECONDS",
                    help=f"how long to wait for outcomes after the last command is sent (default {default_timeout_s:g})")
     t.add_argument("--token", help="the token sent in the ledger-token header: the agent's (else $LEDGER_AGENT_TOKEN), "
                                    "or with --admin the owner's (`ledger owners add`; else $LEDGER_OWNER_TOKEN)")

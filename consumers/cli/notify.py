@@ -8,7 +8,7 @@ import logging
 import sys
 from urllib.parse import urlsplit
 
-from consumers.cli.common import Failed, UsageError, add_db, emit, open_store
+from consumers.cli.common import Failed, UsageError, add_db, bounded, day_ms, emit, int32_max, open_store
 from consumers.cli.extras import require
 from consumers.http.site import stop_on_signals
 
@@ -21,11 +21,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("notify", help="post each escalation raised or closed as signed JSON to a webhook, "
                                       "with retries; one JSON line per delivery")
     p.add_argument("--webhook", required=True, metavar="URL", help="http(s) URL that takes the POSTs")
-    p.add_argument("--interval-ms", type=int, default=interval_ms_default, metavar="N",
+    p.add_argument("--interval-ms", type=bounded(int, 1, day_ms), default=interval_ms_default, metavar="N",
                    help=f"how often to look at the log (default {interval_ms_default})")
     p.add_argument("--once", action="store_true",
                    help="deliver what is there and exit (1 if a raise or close could not be delivered)")
-    p.add_argument("--attempts", type=int, metavar="N",
+    p.add_argument("--attempts", type=bounded(int, 1, int32_max), metavar="N",
                    help=f"posts per raise or close before giving up for now (default: {once_attempts_default} "
                         "with --once, else no limit)")
     add_db(p)

@@ -11,7 +11,7 @@ import asyncio
 import sys
 from typing import TYPE_CHECKING
 
-from consumers.cli.common import UsageError, add_db, add_listen, emit, open_store, payment_provider
+from consumers.cli.common import UsageError, add_db, add_listen, bounded, emit, open_store, payment_provider
 from consumers.cli.extras import require
 from consumers.http.site import webhook_path
 from ledger.payments import PaymentConfigError, SandboxProvider, secret_env
@@ -28,7 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     s = payments.add_parser("simulate", help="the sandbox provider pays a link: a signed webhook through "
                                              "the same path as a real one; prints its outcome")
     s.add_argument("--reference", required=True, help="the payment link's reference")
-    s.add_argument("--amount", required=True, type=int, help="minor units (kobo, cents)")
+    s.add_argument("--amount", required=True, type=bounded(int, -(2**63), 2**63 - 1), help="minor units (kobo, cents)")
     s.add_argument("--id", dest="event_id", help="provider event id (default: a fresh one); "
                                                  "send one twice to see a duplicate")
     s.add_argument("--business", help="default: the business that issued the link")

@@ -23,7 +23,7 @@ from commands.models import Id, PositiveInt
 from commands.parsing import first_error
 from ledger.payments import ProviderUnavailable, _header, hmac_sha512_matches
 from ledger.providers.http import Client, Secret, config_from_env
-from ledger.webhook import Payment, Refusal, malformed, mismatch, peek
+from ledger.webhook import Payment, Refusal, malformed, mismatch, peek, unreadable
 
 signature_header = "x-paystack-signature"
 api_url_default = "https://api.paystack.co"
@@ -70,7 +70,7 @@ class PaystackProvider:
         """`charge.success` as a Payment; any other event is none of the ledger's business (None)."""
         event = peek(body)
         if event is None:
-            return malformed(body, "expected a JSON object")
+            return unreadable(body)
         if event.get("event") != "charge.success":
             return None
         data = event.get("data") if isinstance(event.get("data"), dict) else {}

@@ -24,7 +24,7 @@ from commands.models import Id, PositiveInt
 from commands.parsing import first_error
 from ledger.payments import MissingSecret, ProviderUnavailable, _header
 from ledger.providers.http import Client, Secret, config_from_env
-from ledger.webhook import Payment, Refusal, malformed, mismatch, peek
+from ledger.webhook import Payment, Refusal, malformed, mismatch, peek, unreadable
 
 signature_header = "Stripe-Signature"
 api_url_default = "https://api.stripe.com"
@@ -99,7 +99,7 @@ class StripeProvider:
     def read(self, body: bytes) -> Payment | Refusal | None:
         event = peek(body)
         if event is None:
-            return malformed(body, "expected a JSON object")
+            return unreadable(body)
         if event.get("type") not in _PAID_EVENTS:
             return None
         event_id = event.get("id") if isinstance(event.get("id"), str) else None

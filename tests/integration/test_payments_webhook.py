@@ -58,6 +58,13 @@ REFUSED = {
     "amount zero": (lambda p, ref: signed(p, body(ref, 0)), "malformed"),
     "amount negative": (lambda p, ref: signed(p, body(ref, -90000)), "malformed"),
     "not json": (lambda p, ref: signed(p, b"amount=90000"), "malformed"),
+    # A body that says two things: the last word would book 2,000,000.
+    "amount twice": (lambda p, ref: signed(p, body(ref, 1).replace(b'"amount":1', b'"amount":1,"amount":2000000')),
+                     "malformed"),
+    "reference twice": (lambda p, ref: signed(p, body("lnk-nope").replace(
+        b'"reference":"lnk-nope"', b'"reference":"lnk-nope","reference":"' + ref.encode() + b'"')), "malformed"),
+    "id twice": (lambda p, ref: signed(p, body(ref).replace(b'"id":"evt-1"', b'"id":"evt-1","id":"evt-2"')),
+                 "malformed"),
 }
 
 
@@ -90,6 +97,34 @@ def test_a_redelivered_event_is_a_duplicate_and_records_nothing_new(ledger, stor
     assert balances(store) == balances_after_first
     assert balances(store)[0][order_id].paid == 30000
     assert [e.provider_event_id for _, e in store.notifications(types=["PaymentReceived"])] == ["evt-7"]
+
+
+@pytest.mark.parametrize("resent", [
+    lambda raw: orjson.dumps(orjson.loads(raw), option=orjson.OPT_INDENT_2),       # other whitespace
+    lambda raw: orjson.dumps(orjson.loads(raw), option=orjson.OPT_SORT_KEYS),      # other key order
+    lambda raw: raw.replace(b'"amount":30000', b'"amount" : 30000') + b"\n",       # spaces and a newline
+])
+def test_a_redelivery_with_other_bytes_but_the_same_body_is_a_duplicate(ledger, store, resent):
+    order_id, link = an_order_with_a_link(ledger)
+    raw = body(link["reference"], 30000, event_id="evt-7")
+    first = ledger.handle_webhook(*signed(ledger.provider, raw))
+    after_first = store.max_position()
+
+    again = ledger.handle_webhook(*signed(ledger.provider, resent(raw)))
+
+    assert (again["status"], again["reason"], again["duplicate"]) == (first["status"], first["reason"], True)
+    assert store.max_position() == after_first
+    assert balances(store)[0][order_id].paid == 30000
+
+
+def test_a_redelivery_with_another_amount_is_still_a_reused_event_id(ledger, store):
+    order_id, link = an_order_with_a_link(ledger)
+    pay(ledger, link["reference"], 30000, event_id="evt-7")
+
+    again = pay(ledger, link["reference"], 30001, event_id="evt-7")
+
+    assert (again["status"], again["reason"]) == ("refused", "provider_event_reused")
+    assert balances(store)[0][order_id].paid == 30000
 
 
 def test_a_forged_delivery_does_not_use_up_the_real_event_id(ledger, store):

@@ -7,7 +7,7 @@ import pytest
 from commands import Parsed, Rejection, parse
 from commands.limits import id_chars_max, json_depth_max, raw_excerpt_bytes_max, text_chars_max
 from commands.parsing import Oversized, excerpt
-from tests.builders import command, customer, deep_escalation, known, raw
+from tests.builders import command, customer, deep_escalation, known, line, raw
 
 # Invisible ones too (commands/invisible.py): "shop-1" + U+200B is not a second "shop-1", and
 # U+202E would turn an id around as it is shown.
@@ -126,3 +126,61 @@ def test_a_document_nested_past_the_limit_is_malformed_with_its_envelope(depth, 
 def test_a_document_within_the_depth_limit_is_read():
     document, _ = deep_escalation(json_depth_max - 4, "1")
     assert isinstance(parse(document, "agent"), Parsed)
+
+
+# --- a JSON object with a key twice says two things: malformed on every door (issue 28) -------
+
+def _twice(cmd: dict, key: str, first: str) -> bytes:
+    """`cmd` as JSON with `key` written first as `first`, then as the command has it."""
+    text = raw(cmd)
+    text = text if isinstance(text, bytes) else text.encode()
+    return text.replace(b'"' + key.encode() + b'":', b'"' + key.encode() + b'":' + first.encode() + b',"' +
+                        key.encode() + b'":', 1)
+
+
+@pytest.mark.parametrize("key", ["business_id", "command_id", "agent_id", "turn_id"])
+def test_an_envelope_id_given_twice_is_malformed_and_shown_null(key):
+    cmd = escalate(business_id="shop-2")
+    rejection = parse(_twice(cmd, key, '"shop-1"'), "agent")
+    assert isinstance(rejection, Rejection) and rejection.reason == "malformed"
+    assert getattr(rejection, key) is None
+    assert "duplicate key" in rejection.error
+
+
+@pytest.mark.parametrize("key, first", [("type", '"PlaceOrder"'), ("facts", "{}"), ("reason", '{"status":"unknown"}'),
+                                        ("value", '"a: b"'), ("status", '"unknown"'), ("source", '"x"')])
+def test_a_key_given_twice_anywhere_is_malformed(key, first):
+    rejection = parse(_twice(escalate(), key, first), "agent")
+    assert isinstance(rejection, Rejection) and rejection.reason == "malformed"
+    assert rejection.business_id == "shop-1"
+
+
+def test_a_key_twice_is_malformed_even_at_a_door_that_does_not_take_the_type():
+    rejection = parse(_twice(escalate(), "business_id", '"shop-1"'), "owner")
+    assert isinstance(rejection, Rejection) and rejection.reason == "malformed"
+
+
+def test_a_key_twice_inside_an_order_line_is_malformed():
+    cmd = command("PlaceOrder", {"customer_id": known("cust-1", "session"), "lines": known([line("rice", 1)], "m")})
+    rejection = parse(_twice(cmd, "quantity", "1000"), "agent")
+    assert isinstance(rejection, Rejection) and rejection.reason == "malformed"
+
+
+@pytest.mark.parametrize("text", ["12:00, at: the door", "a\\u003ab", "\\u003A:", '\\":\\"', "x\\\\"])
+def test_colons_and_escapes_in_text_are_no_duplicate(text):
+    body = raw(escalate()).replace(b'"why"', b'"' + text.encode() + b'"')
+    assert isinstance(parse(body, "agent"), Parsed)
+
+
+def test_the_same_key_in_two_objects_is_no_duplicate():
+    cmd = command("PlaceOrder", {"customer_id": known("cust-1", "session"),
+                                 "lines": known([line("rice", 1), line("beans", 2)], "m")})
+    assert isinstance(parse(raw(cmd), "agent"), Parsed)
+
+
+def test_a_key_twice_beside_an_escaped_colon_is_still_found():
+    # given: the escape writes one colon fewer than the reader keeps, as many as the repeat adds
+    body = _twice(escalate(facts={"reason": known("a\u003ab", "message")}), "source", '"x"')
+    body = body.replace(b"a:b", b"a\\u003ab")
+    rejection = parse(body, "agent")
+    assert isinstance(rejection, Rejection) and "duplicate key" in rejection.error
