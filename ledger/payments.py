@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # the command line names these without loading the webhook's 
 signature_header = "X-Ledger-Signature"
 secret_env = "LEDGER_PAYMENT_SECRET"
 sandbox_secret_default = "sandbox-secret"
+secret_bytes_min = 32  # the sandbox's signing secret, as set: a short one is guessed offline from one signed body
 
 
 class PaymentConfigError(RuntimeError):
@@ -81,6 +82,10 @@ class SandboxProvider:
 
     def __init__(self, secret: str | None = None, base_url: str = "https://pay.sandbox.invalid/l"):
         configured = secret or os.environ.get(secret_env)
+        if secret is None and configured and (len(configured.encode()) < secret_bytes_min or not configured.strip()):
+            # Never echoed: it is a secret, however weak.
+            raise PaymentConfigError(f"{secret_env} must be at least {secret_bytes_min} bytes of secret (say "
+                                     "`python3 -c 'import secrets; print(secrets.token_urlsafe(32))'`)")
         # The default is public: fine for a local sandbox, never for a reachable endpoint.
         self.uses_default_secret = not configured
         self.secret = (configured or sandbox_secret_default).encode()

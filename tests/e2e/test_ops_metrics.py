@@ -21,7 +21,7 @@ from tests.kafka_support import LEDGER, Serve, kafka_db, new_topics, wait_until 
 from tests.e2e.test_kafka_serve import submit
 from tests.web_support import TOKEN_A, _announced, given_two_shops, ledger_web
 
-SECRET = "a-secret-of-this-test"
+SECRET = "a-secret-of-this-test-0123456789abcdef"
 PROJECTIONS = ("intents", "blocks", "orders", "escalations")
 
 

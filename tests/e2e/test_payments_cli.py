@@ -15,6 +15,9 @@ from tests.given import an_order_with_a_link
 from tests.process import LEDGER
 
 
+OUR_SECRET = "our-own-secret-0123456789abcdefghij"  # 32 bytes or more, as LEDGER_PAYMENT_SECRET must be
+
+
 @pytest.fixture
 def shop(tmp_path):
     """A SQLite file with an order of 90000 and its link: (url, order_id, reference)."""
@@ -85,14 +88,14 @@ def test_ledger_webhook_serves_until_sigterm(shop):
     url, order_id, reference = shop
     server = subprocess.Popen([LEDGER, "webhook", "--db", url, "--listen", "127.0.0.1:0"],
                               stderr=subprocess.PIPE, stdout=subprocess.PIPE,
-                              env={**os.environ, "LEDGER_PAYMENT_SECRET": "our-own-secret"})
+                              env={**os.environ, "LEDGER_PAYMENT_SECRET": OUR_SECRET})
     try:
         announced = server.stderr.readline().decode()
         endpoint = announced.rsplit(" ", 1)[-1].strip()
         assert endpoint.startswith("http://127.0.0.1:")
         with urllib.request.urlopen(endpoint.replace("/webhooks/payments", "/healthz"), timeout=30) as r:
             assert (r.status, orjson.loads(r.read())) == (200, {"status": "ok"})
-        body, headers = SandboxProvider("our-own-secret").charge(event_id="evt-1", business_id="shop-1",
+        body, headers = SandboxProvider(OUR_SECRET).charge(event_id="evt-1", business_id="shop-1",
                                                  reference=reference, amount=90000)
         with urllib.request.urlopen(urllib.request.Request(endpoint, body, headers), timeout=30) as r:
             assert (r.status, orjson.loads(r.read())["events"]) == (200, ["PaymentReceived"])
@@ -124,7 +127,7 @@ def post(endpoint: str, body: bytes, headers: dict) -> int:
         return exc.code
 
 
-@pytest.mark.parametrize("secret", [None, "our-own-secret"])
+@pytest.mark.parametrize("secret", [None, OUR_SECRET])
 def test_simulate_and_a_webhook_started_with_the_same_settings_agree(shop, secret):
     """No secret: the webhook needs --sandbox and both use the sandbox's public one; with
     LEDGER_PAYMENT_SECRET both use it, and a body signed with the public one is refused."""
