@@ -150,7 +150,18 @@ def matrix(door: str, business: str) -> tuple[list[bytes], list[tuple[str, str, 
                 lines += [encode(cmd), encode(good(door, n, business))]
                 cases.append((kind, ".".join(map(str, path)), field_kind, name, broken(field_kind, value)))
                 n += 1
+        for key in (*ENVELOPE_IDS, "type", "facts", "status", "value", "source"):  # a key twice: malformed
+            cmd = encode(command(kind, facts_of(kind), business, command_id=f"hostile-{door}-{n}"))
+            lines += [_said_twice(cmd, key), encode(good(door, n, business))]
+            cases.append((kind, key, "duplicate key", f"{key} twice", True))
+            n += 1
     return lines, cases
+
+
+def _said_twice(line: bytes, key: str) -> bytes:
+    """The line with its first `key` written twice: first as null, then as given."""
+    start = line.index(f'"{key}": '.encode())
+    return line[:start] + f'"{key}": null, '.encode() + line[start:]
 
 
 def check(outcomes: list[dict], cases: list[tuple], door: str) -> None:
@@ -162,7 +173,7 @@ def check(outcomes: list[dict], cases: list[tuple], door: str) -> None:
         assert outcome["status"] in ("accepted", "blocked", "rejected"), case
         if rejected is True:
             assert (outcome["status"], outcome["reason"]) == ("rejected", "malformed"), (case, outcome)
-            if path in ENVELOPE_IDS and SURROGATE not in HOSTILE[name]:
+            if path in ENVELOPE_IDS and SURROGATE not in HOSTILE.get(name, ""):
                 assert outcome[path] is None, case  # an envelope id that breaks the rule is unreadable
         elif rejected is False:
             assert outcome["status"] != "rejected", (case, outcome)
