@@ -124,6 +124,8 @@ def _priced(state: BusinessState, customer_id: str, lines: list[tuple[str, int]]
     requested: dict[str, int] = {}
     for sku, quantity in lines:  # a SKU on two lines draws on one stock
         requested[sku] = requested.get(sku, 0) + quantity
+    # A SKU's lines past amount_max could not be shown as `requested` (no detail passes it, CONTRACT 11).
+    _within_amount_max("quantity", max(requested.values()))
     short = [{"sku": sku, "requested": qty, "available": products[sku].available}
              for sku, qty in sorted(requested.items()) if qty > products[sku].available]
     if short:

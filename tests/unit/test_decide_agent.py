@@ -170,6 +170,12 @@ def test_a_paid_order_has_nothing_outstanding():
         cmd).then(blocked(cmd, "nothing_outstanding", order_id="ord-0", total=RICE, paid=RICE + 5))
 
 
+def test_one_skus_lines_summing_past_2_53_are_amount_too_large_never_a_larger_detail():
+    big = 2**53 - 1
+    cmd = order("cust-1", [line("rice", big), line("rice", big)])
+    given(*SHOP).when(cmd).then(blocked(cmd, "amount_too_large", field="quantity", limit=big))
+
+
 # --- CompleteTurn (4): the promise backstop --------------------------------------------------
 
 def reply(text: str, turn: str = "turn-1") -> dict:
