@@ -52,9 +52,11 @@ def _link_order(item: Item) -> tuple[str, str] | None:
 
 @dataclass(frozen=True)
 class Made:
-    """The provider's answer for one reference: the link's url, or why there is none (one line)."""
+    """The provider's answer for one reference: the link's url, or why there is none (one line),
+    and the amount it was asked for."""
     url: str | None
     error: str = ""
+    amount: int | None = None
 
 
 @dataclass
@@ -70,6 +72,10 @@ class Decided:
     statements: Sequence[Executable] = ()
     # Inputs answered only once the provider made their links: their outcomes are None here.
     holds: list[Hold] = field(default_factory=list)
+    # With holds, all a round writes: the links it is about to ask for (`PaymentLinkRequested`),
+    # if the businesses' streams are still at the versions it was decided on.
+    requests: list[ev.Event] = field(default_factory=list)
+    decided_on: dict[str, int] = field(default_factory=dict)
 
 
 def claim_key(item: Item) -> ClaimKey | None:
@@ -88,18 +94,21 @@ def _content_hash(item: Parsed | Payment) -> str:
 
 class Batch:
     def __init__(self, draft: Draft, states: Mapping[str, BusinessState], seen: dict[ClaimKey, Claim],
-                 stamp: Callable[[], Stamp]):
+                 stamp: Callable[[], Stamp], made: Mapping[str, Made] | None = None):
         """`states`: the draft's, holding every order the items name; `seen`: the claims
-        already made on their ids."""
+        already made on their ids; `made`: the provider's answers so far, by reference."""
         self.draft, self.states, self.seen = draft, states, seen
         self.stamp = stamp
-        self.decided = Decided(states=[])
+        self.made, self.used = made or {}, set()
+        self.decided = Decided(states=[], decided_on={b: state.version for b, state in states.items()})
         self.linking: set[tuple[str, str]] = set()  # (business, order) whose link this batch is making
 
     def decide(self, items: Sequence[Item], keys: Sequence[ClaimKey | None]) -> Decided:
         """`keys`: each item's `claim_key`."""
         for at, (item, key) in enumerate(zip(items, keys)):
             self._one(at, item, key)
+        if not self.decided.holds:
+            self._close_unused()
         return self.decided
 
     def _one(self, at: int, item: Item, key: ClaimKey | None) -> None:
@@ -117,13 +126,17 @@ class Batch:
             return
         events = self._events(item, self.stamp(), reused=first is not None)
         if type(events[-1]) is ev.PaymentLinkIssued and first is None:
-            self._hold(at, item, key, events)  # type: ignore[arg-type]  # only a Parsed issues links
+            answer = self.made.get(events[-1].reference)
+            if answer is None:
+                self._hold(at, item, key, events)  # type: ignore[arg-type]  # only a Parsed issues links
+            else:
+                self._linked(item, key, content_hash, events, answer)  # type: ignore[arg-type]
             return
         self._answer(item, key, content_hash if first is None else None, events, events)
 
     def _wait(self, hold: Hold) -> None:
         self.decided.holds.append(hold)
-        self.decided.outcomes.append(None)  # type: ignore[arg-type]  # answered by `settle`
+        self.decided.outcomes.append(None)  # type: ignore[arg-type]  # answered in the round with its link
         self.decided.encoded.append(b"")
 
     def _hold(self, at: int, item: Parsed, key: ClaimKey, events: list[ev.Event]) -> None:
@@ -132,54 +145,50 @@ class Batch:
         issued = events[-1]
         state = self.states[issued.business_id or ""]
         if issued.reference not in state.link_requests:
-            requested = ev.PaymentLinkRequested(
+            self.decided.requests.append(ev.PaymentLinkRequested(
                 business_id=issued.business_id, command_id=issued.command_id, recorded_at=issued.recorded_at,
                 agent_id=issued.agent_id, conversation_id=issued.conversation_id, turn_id=issued.turn_id,
-                order_id=issued.order_id, reference=issued.reference, amount=issued.amount)
-            self.decided.appended.extend(self.draft.fold([requested]))
-            self.decided.states.extend([codec.encode(requested)])  # type: ignore[union-attr]
+                order_id=issued.order_id, reference=issued.reference, amount=issued.amount))
         self.linking.add((issued.business_id or "", issued.order_id))
         self._wait(Hold(at, item, key, events, state.currency))
 
-    def settle(self, holds: Sequence[Hold], first: Decided, made: Mapping[str, Made]) -> Decided:
-        """The held inputs answered, now the provider has: each new link with its url, or,
-        where it made none, the link owed closed (`PaymentLinkFailed`) and the command blocked
-        `provider_unavailable`. `made`: by reference; `first`: the batch as first decided. The
-        answer holds all the batch's outcomes, in order."""
-        decided = self.decided
-        for hold in holds:  # in input order: a link made before the inputs waiting on it
-            if hold.issued is None:
-                self._one(hold.at, hold.item, hold.key)
-            else:
-                answer = made.get(hold.issued.reference) or Made(None, "the provider was not asked")
-                self._settle_one(hold, answer.url, answer.error)
-        outcomes, encoded = list(first.outcomes), list(first.encoded)
-        for hold, out, one in zip(holds, decided.outcomes, decided.encoded, strict=True):
-            outcomes[hold.at], encoded[hold.at] = out, one
-        decided.outcomes, decided.encoded = outcomes, encoded
-        return decided
-
-    def _settle_one(self, hold: Hold, url: str | None, error: str) -> None:
-        first = self.seen.get(hold.key)
-        content_hash = _content_hash(hold.item)
-        if first is not None:  # answered meanwhile (another writer, or this batch's same command)
-            self._one(hold.at, hold.item, hold.key)
+    def _linked(self, item: Parsed, key: ClaimKey, content_hash: str, events: list[ev.Event], made: Made) -> None:
+        """A new link the provider has answered for: its url, or, where it made none (or made
+        it for another amount than this decision's), the link owed closed and the command
+        blocked `provider_unavailable`."""
+        issued = events[-1]
+        self.used.add(issued.reference)
+        state = self.states[item.command.business_id or ""]
+        owed = issued.reference in state.link_requests
+        if made.url is not None and owed and made.amount == issued.amount:
+            events[-1] = dataclasses.replace(issued, url=made.url)
+            self._answer(item, key, content_hash, events, events)
             return
-        stamp = self.stamp()
-        state = self.states[hold.item.command.business_id or ""]
-        issued = hold.issued
-        if url is not None and issued.reference in state.link_requests:
-            events = [dataclasses.replace(e, recorded_at=stamp.recorded_at) for e in hold.events]
-            events[-1] = dataclasses.replace(events[-1], url=url)
-            self._answer(hold.item, hold.key, content_hash, events, events)
-            return
-        failed = [] if issued.reference not in state.link_requests else [ev.PaymentLinkFailed(
-            business_id=issued.business_id, command_id=issued.command_id, recorded_at=stamp.recorded_at,
-            agent_id=issued.agent_id, conversation_id=issued.conversation_id, turn_id=issued.turn_id,
-            order_id=issued.order_id, reference=issued.reference, amount=issued.amount, error=error)]
-        blocked = _with_claim(hold.item, block(hold.item.command, stamp, Blocked(
+        stamp = Stamp(issued.recorded_at, "")
+        failed = [self._failed(issued, made.error or "the provider's link is for another amount")] if owed else []
+        blocked = _with_claim(item, block(item.command, stamp, Blocked(
             "provider_unavailable", details={"order_id": issued.order_id})))
-        self._answer(hold.item, hold.key, content_hash, blocked, failed + blocked)
+        self._answer(item, key, content_hash, blocked, failed + blocked)
+
+    def _failed(self, link: ev.PaymentLinkIssued | ev.PaymentLinkRequested, error: str) -> ev.PaymentLinkFailed:
+        return ev.PaymentLinkFailed(
+            business_id=link.business_id, command_id=link.command_id, recorded_at=link.recorded_at,
+            agent_id=link.agent_id, conversation_id=link.conversation_id, turn_id=link.turn_id,
+            order_id=link.order_id, reference=link.reference, amount=link.amount, error=error)
+
+    def _close_unused(self) -> None:
+        """A link asked for in an earlier round that this round's decisions no longer issue
+        (another writer changed the order meanwhile): closed, so none is left owed half made."""
+        for reference in self.made.keys() - self.used:
+            for state in self.states.values():
+                request = state.link_requests.get(reference)
+                if request is not None:
+                    closed = ev.PaymentLinkFailed(
+                        business_id=state.business_id, command_id=request.command_id, recorded_at=self.stamp().recorded_at,
+                        order_id=request.order_id, reference=reference, amount=request.amount,
+                        error="no longer owed: its command was decided otherwise")
+                    self.decided.appended.extend(self.draft.fold([closed]))
+                    self.decided.states.extend([codec.encode(closed)])  # type: ignore[union-attr]
 
     def _answer(self, item: Item, key: ClaimKey | None, content_hash: str | None, events: list[ev.Event],
                 appended: list[ev.Event]) -> None:

@@ -4,8 +4,8 @@ writer's lock, once a reference.
 The decision only records the link owed (`PaymentLinkRequested`, its reference derived from
 the business and the command id); here the provider is asked, with that reference as its
 idempotency key, in parallel and each call bounded by the adapter's own timeout; the answers
-go back to the writer (`Batch.settle`), which records the url (`PaymentLinkIssued`) or closes
-the link owed (`PaymentLinkFailed`). Whatever the provider does (down, slow, refusing, an
+go back to the writer, which decides the batch again with them (`Batch(made=...)`) and records
+the url (`PaymentLinkIssued`) or closes the link owed (`PaymentLinkFailed`). Whatever the provider does (down, slow, refusing, an
 exception of ours), each reference gets one answer and nothing else waits on it.
 """
 from __future__ import annotations
@@ -42,10 +42,11 @@ def _made(provider: PaymentProvider, hold: Hold) -> Made:
     assert issued is not None  # `ask` passes only the holds that owe a link
     try:
         return Made(provider.create_link(business_id=issued.business_id or "", order_id=issued.order_id,
-                                         reference=issued.reference, amount=issued.amount, currency=hold.currency))
+                                         reference=issued.reference, amount=issued.amount, currency=hold.currency),
+                    amount=issued.amount)
     except ProviderUnavailable as exc:
         log.warning("%s made no link for %s: %s", provider.name, issued.reference, exc)
-        return Made(None, first_line(exc))
+        return Made(None, first_line(exc), issued.amount)
     except Exception as exc:  # a fault of ours or the library's: still one answer, never a stuck link owed
         log.exception("%s: asking for link %s failed", provider.name, issued.reference)
-        return Made(None, f"{type(exc).__name__}: {first_line(exc)}")
+        return Made(None, f"{type(exc).__name__}: {first_line(exc)}", issued.amount)

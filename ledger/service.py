@@ -1,8 +1,10 @@
 """The ledger application: parse, claim, decide, append. The shell around `decide`.
 
-Here live the clock, the ids, the provider call and the store. A link is asked of the
-provider only after the decision that owes it commits, outside the writer's lock
-(ledger/links.py), and recorded by a second write. Every door's inputs take one
+Here live the clock, the ids, the provider call and the store. A batch that owes a new
+payment link writes only the links it will ask for (`PaymentLinkRequested`), asks the
+provider outside the writer's lock (ledger/links.py), and is then decided again with the
+answers and written whole: its decisions, claims and the door's statements in one
+transaction, as any batch's. Every door's inputs take one
 path: a batch is decided in order against in-memory state (ledger/batch.py) and written in
 one transaction; each input is still all-or-nothing, because a blocked command's only event
 is its block. When another writer got there first, the batch is decided again on fresh
@@ -23,7 +25,7 @@ from sqlalchemy.sql import Executable
 from commands.parsing import NotPermitted, Oversized, Parsed, Rejection, parse
 from ledger import events as ev, observe
 from ledger import links, unsigned_webhooks
-from ledger.batch import Batch, ClaimKey, Decided, Hold, claim_key
+from ledger.batch import Batch, ClaimKey, Decided, Hold, Made, claim_key
 from ledger.chain import ChainBroken
 from ledger.decide import Stamp
 from ledger.ids import time_ordered_id, utc_now
@@ -93,8 +95,15 @@ class Ledger:
         started = time.perf_counter() if started is None else started
         with self._lock:
             handled = self._handle(items, raws, extra)
-        while handled.holds:  # each round answers at least the links it asks for
-            handled = self._links_made(handled, extra)
+        made: dict[str, Made] = {}
+        asked_first: list[tuple[int, ev.Event]] = []
+        while handled.holds:  # each round asks for links no round asked for before
+            asked_first += handled.written
+            made.update(self._ask([hold for hold in handled.holds if hold.issued is not None]))
+            with self._lock:
+                handled = self._handle(items, raws, extra, made)
+        if asked_first:
+            handled = dataclasses.replace(handled, written=asked_first + handled.written)
         observe.decided(door, handled.outcomes, time.perf_counter() - started)
         return handled
 
@@ -136,7 +145,8 @@ class Ledger:
 
     # --- the one write path -----------------------------------------------------
 
-    def _handle(self, items: Sequence[Item], raws: Sequence[Raw], extra: Extra | None) -> Handled:
+    def _handle(self, items: Sequence[Item], raws: Sequence[Raw], extra: Extra | None,
+                made: Mapping[str, Made] | None = None) -> Handled:
         """Decide and write; an input the database refuses is answered on its own.
 
         A refusal that is neither a lost race nor the connection's (those are raised, for the
@@ -146,7 +156,7 @@ class Ledger:
         items = list(items)
         while True:
             try:
-                return self._committed(lambda draft: self._decided(draft, items), extra)
+                return self._committed(lambda draft: self._decided(draft, items, made), extra)
             except Exception as exc:
                 if transient(exc) or isinstance(exc, ChainBroken):  # no input's fault: the caller's to stop on
                     raise
@@ -160,23 +170,6 @@ class Ledger:
                 items[at] = refused(items[at], raws[at], error, exc)
                 log.warning("the database refused an input (%s); answered it refused", first_line(error))
 
-    def _links_made(self, handled: Handled, extra: Extra | None) -> Handled:
-        """The links a written batch owes, asked of the provider with the writer's lock free,
-        then recorded with the batch's answers (and the door's `extra`, which waited for them)."""
-        made = links.ask(self.provider, handled.holds)
-        first = Decided(outcomes=handled.outcomes, encoded=handled.encoded)
-
-        def settled(draft: Draft) -> Decided:
-            items = [hold.item for hold in handled.holds]
-            seen = self._claimed([hold.key for hold in handled.holds])
-            now, new_id = self.now(), self.new_id
-            return Batch(draft, draft.states_for(items), seen, lambda: Stamp(now, new_id())).settle(
-                handled.holds, first, made)
-
-        with self._lock:
-            done = self._committed(settled, extra)
-        return Handled(done.outcomes, handled.written + done.written, done.extra, done.encoded, done.holds)
-
     def _committed(self, decide: Callable[[Draft], Decided], extra: Extra | None) -> Handled:
         """Decide on a draft and write; when another writer got there first, again on fresh state.
         A batch that owes links leaves the door's `extra` to the write that answers them."""
@@ -186,11 +179,19 @@ class Ledger:
             try:
                 with self.states.draft() as draft:
                     decided = decide(draft)
-                    asked = extra is not None and not decided.holds
-                    statements, carried = extra(decided.outcomes, decided.encoded) if asked else ((), None)
-                    positions = self.store.write(decided.appended, decided.claims, [*decided.statements, *statements],
-                                                 draft.kept(decided.appended), states=decided.states)
-                    draft.commit()
+                    if not decided.holds:
+                        statements, carried = extra(decided.outcomes, decided.encoded) if extra else ((), None)
+                        positions = self.store.write(decided.appended, decided.claims,
+                                                     [*decided.statements, *statements],
+                                                     draft.kept(decided.appended), states=decided.states)
+                        draft.commit()
+                if decided.holds:  # its draft dropped: decided again once the provider has answered
+                    requested = self._requested(decided)
+                    if requested is not None:
+                        return requested
+                    log.info("write conflict on the links asked for, deciding again (attempt %d)", attempt)
+                    attempt += 1
+                    continue
                 written = [(position, e) for position, (_, e) in zip(positions, decided.appended)]
                 return Handled(decided.outcomes, written, carried, decided.encoded, decided.holds)
             except IntegrityError:
@@ -199,12 +200,39 @@ class Ledger:
                 log.info("write conflict, deciding again (attempt %d)", attempt)
                 attempt += 1
 
-    def _decided(self, draft: Draft, items: Sequence[Item]) -> Decided:
+    def _ask(self, holds: Sequence[Hold]) -> dict[str, Made]:
+        """The provider's answers for the links these holds owe; no lock is held."""
+        return links.ask(self.provider, holds)
+
+    def _requested(self, decided: Decided) -> Handled | None:
+        """A round that owes links writes nothing but the links it is about to ask for: every
+        decision, claim and the door's statements wait for the round that has the provider's
+        answers, so a crash or a fence between the two leaves only these (asked again, by the
+        same reference, once the batch comes back)."""
+        if not decided.requests:
+            return Handled([], [], None, [], decided.holds)
+        appended: list[tuple[int, ev.Event]] = []
+        try:
+            with self.states.draft() as draft:
+                if any(draft.state(r.business_id).version != decided.decided_on.get(r.business_id or "")
+                       for r in decided.requests):
+                    return None  # decided on a state another writer has moved on from: decide again
+                owed = [r for r in decided.requests if r.reference not in draft.state(r.business_id).link_requests]
+                appended = draft.fold(owed)
+                positions = self.store.write(appended, kept=draft.kept(appended)) if appended else []
+                draft.commit()
+        except IntegrityError:
+            if appended and self._raced(Decided(appended=appended)):
+                return None  # another writer appended first: the batch is decided again
+            raise
+        return Handled([], list(zip(positions, owed)), None, [], decided.holds)
+
+    def _decided(self, draft: Draft, items: Sequence[Item], made: Mapping[str, Made] | None = None) -> Decided:
         keys = [claim_key(item) for item in items]
         seen = self._claimed(keys)
         states = draft.states_for(items)
         now, new_id = self.now(), self.new_id  # one clock reading a batch: its inputs are recorded in one transaction
-        return Batch(draft, states, seen, lambda: Stamp(now, new_id())).decide(items, keys)
+        return Batch(draft, states, seen, lambda: Stamp(now, new_id()), made).decide(items, keys)
 
     def _claimed(self, keys: Sequence[ClaimKey | None]) -> dict[ClaimKey, Claim]:
         """The claims already made on these inputs' ids: one query a batch on PostgreSQL, one

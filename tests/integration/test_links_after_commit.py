@@ -13,7 +13,6 @@ import time
 
 import pytest
 
-from ledger import links
 from ledger.service import Ledger
 from tests.builders import command, known, line, order, payment_link, raw
 from tests.given import a_shop, agent, appended, owner, types
@@ -114,8 +113,8 @@ def test_a_second_link_in_the_same_batch_is_the_first_sent_again(shop, provider)
 
 
 class CrashBeforeTheUrlIsRecorded(Ledger):
-    def _links_made(self, handled, extra):
-        links.ask(self.provider, handled.holds)
+    def _ask(self, holds):
+        super()._ask(holds)
         raise Crash("after the provider answered, before the url was recorded")
 
 
