@@ -41,7 +41,8 @@ HOSTILE = "\x1b[2J\x1b]8;;http://evil.example\x1b\\x\x1b]8;;\x1b\\\x1b]52;c;cm0=
 @pytest.mark.parametrize("argv", [["audit", "escalations"], ["audit", "intents"], ["events"]])
 def test_table_output_carries_no_escape_control_or_bidi_character_from_the_log(argv, ledger, db_url):
     a_shop(ledger)
-    agent(ledger, command("Escalate", {"reason": known(HOSTILE, "message")}, conversation="c\u202e1"))
+    # Ids refuse bidi and control characters (CONTRACT 11); free text and sources carry them to the log.
+    agent(ledger, command("Escalate", {"reason": known(HOSTILE, "message\x1b[31m")}, conversation="c-1"))
 
     status, out, err = ledger_main(*argv, "--table", "--db", db_url)
 
