@@ -172,16 +172,13 @@ class Draft:
 
     def _recalled(self, business_id: str, named: Named) -> BusinessState:
         state = self.state(business_id)
+        if not self._orders_recalled(state, business_id, named):
+            # An order read back belongs to a customer this cached state has never seen: another
+            # writer (the webhook door, another serve) moved the business on. Read it afresh.
+            self._states.drop([business_id])
+            state = self.state(business_id)
+            self._orders_recalled(state, business_id, named)
         store = self._states.store
-        order_ids = named.order_ids
-        for reference in named.references:
-            order_id = state.link_orders.get(reference) or store.link_order(business_id, reference)
-            if order_id is not None:
-                state.link_orders[reference] = order_id
-                order_ids.append(order_id)
-        missing = [i for i in order_ids if i not in state.orders]
-        if missing:
-            state.orders.update(store.orders_for(business_id, missing))
         if named.turns and business_id in self._states.turns_forgotten:
             # Every named turn: one in memory may hold only what was raised in it since it was forgotten.
             for turn, ids in store.escalated_turns(business_id, named.turns).items():
@@ -194,6 +191,23 @@ class Draft:
             state.escalations.update(found)
             self._closed += [(business_id, i) for i, status in found.items() if status in _CLOSED]
         return state
+
+    def _orders_recalled(self, state: BusinessState, business_id: str, named: Named) -> bool:
+        """The orders the items name (by id or by link) read back into `state` where memory lacks
+        them; False if one is of a customer `state` does not know (it is behind the log)."""
+        store = self._states.store
+        order_ids = list(named.order_ids)
+        for reference in named.references:
+            order_id = state.link_orders.get(reference) or store.link_order(business_id, reference)
+            if order_id is not None:
+                state.link_orders[reference] = order_id
+                order_ids.append(order_id)
+        missing = [i for i in order_ids if i not in state.orders]
+        if not missing:
+            return True
+        found = store.orders_for(business_id, missing)
+        state.orders.update(found)
+        return all(order.customer_id in state.customers for order in found.values())
 
     def fold(self, events: Sequence[ev.Event]) -> list[tuple[int, ev.Event]]:
         """Fold the events into their states: each with its stream version."""

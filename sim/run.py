@@ -8,6 +8,7 @@ import hashlib
 import random
 import shutil
 import tempfile
+import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -84,12 +85,18 @@ class Run:
     def step(self, n: int, action: Action) -> None:
         self.checks.begin(n, action)
         handler = getattr(self, "_" + action.name, None)
-        if handler is not None:
-            handler(action)
-        elif action.is_fault:
-            self.pending[action.name] = action
-        else:
-            self.sent.send(self.broker, self.model, action, self.pending)
+        try:
+            if handler is not None:
+                handler(action)
+            elif action.is_fault:
+                self.pending[action.name] = action
+            else:
+                self.sent.send(self.broker, self.model, action, self.pending)
+        except Violation:
+            raise
+        except Exception as exc:  # a door that raises where it should answer: a finding, not a crash of the run
+            raise Violation(n, "every input answered, no door raises",
+                            "".join(traceback.format_exception(exc))[-1500:], action) from exc
         self.checks.after_step(self.broker, self.serves[self.active], wrote=handler is not None)
 
     def drain(self, step: int) -> None:
