@@ -44,6 +44,7 @@ def main(argv: list[str] | None = None) -> int:
             failed.append(_report(seed, args, result))
     totals.update(failed=len(failed), seconds=round(time.monotonic() - started, 1), plant=args.plant)
     print(json.dumps(totals), flush=True)
+    print(f"sim: {totals['seeds'] - len(failed)} passed, {len(failed)} failed", flush=True)  # seeds, as a test runner counts
     return 1 if failed else 0
 
 
