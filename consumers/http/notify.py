@@ -44,6 +44,7 @@ post_timeout_s = 10.0
 retry_first_s = 0.5   # after a failed post, then doubling
 retry_max_s = 60.0
 error_chars_max = 500
+reply_bytes_max = 64 * 1024  # of a receiver's reply read before its connection is let go
 
 metadata = MetaData()
 positions = Table(
@@ -160,7 +161,7 @@ class Notifier:
         try:
             async with session.post(self.webhook, data=body, headers=headers, timeout=self.timeout,
                                     allow_redirects=False) as response:
-                await response.read()
+                await response.content.read(reply_bytes_max)  # only the status counts: a reply is never read whole
                 ok = 200 <= response.status < 300
                 return response.status, None if ok else f"HTTP {response.status}"
         except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:

@@ -19,20 +19,38 @@ from tests.given import a_shop, agent, owner
 from tests.process import LEDGER
 
 SECRET = "notify-test-secret"
+endless_s = 30.0  # longer than the notifier's post timeout (10 s)
 
 
 class Receiver:
     """An aiohttp server in a thread of its own. Each POST is kept and answered with the next
     scripted status (200 once the script runs out)."""
 
-    def __init__(self, *statuses: int):
+    def __init__(self, *statuses: int, endless: bool = False):
         self.statuses = list(statuses)
+        self.endless = endless  # answer 200 with a body that keeps coming, slowly
         self.posts: list[tuple[bytes, dict[str, str]]] = []
         self._ready = threading.Event()
 
-    async def _hook(self, request: web.Request) -> web.Response:
+    async def _hook(self, request: web.Request) -> web.StreamResponse:
         self.posts.append((await request.read(), dict(request.headers)))
+        if self.endless:
+            return await self._endless(request)
         return web.Response(status=self.statuses.pop(0) if self.statuses else 200)
+
+    async def _endless(self, request: web.Request) -> web.StreamResponse:
+        """A 200 whose body would outlast the notifier's timeout: 64 KiB every 10 ms, for at
+        most `endless_s`, or until the client lets go."""
+        response = web.StreamResponse(status=200)
+        await response.prepare(request)
+        deadline = asyncio.get_running_loop().time() + endless_s
+        try:
+            while asyncio.get_running_loop().time() < deadline:
+                await response.write(b"x" * 65536)
+                await asyncio.sleep(0.01)
+        except (ConnectionError, RuntimeError):
+            pass  # the notifier read what it reads and closed
+        return response
 
     def _serve(self) -> None:
         async def main() -> None:
@@ -167,6 +185,17 @@ def test_an_escalation_never_answered_2xx_is_left_for_the_next_run(ledger, db_ur
     assert b"not delivered" in failed.stderr
     assert [b["escalation_id"] for b in receiver.bodies()] == [raised["escalation_id"]] * 3
     assert [json.loads(line)["attempts"] for line in again.stdout.splitlines()] == [3]
+
+
+def test_a_receiver_whose_reply_never_ends_is_delivered_on_its_status_without_reading_the_body(ledger, db_url):
+    [raised] = agent(ledger, escalate("t1"))
+
+    with Receiver(endless=True) as receiver:
+        done = notify(db_url, receiver.url, "--attempts", "1")
+
+    assert done.returncode == 0, done.stderr
+    assert [(json.loads(line)["escalation_id"], json.loads(line)["status"]) for line in done.stdout.splitlines()] == [
+        (raised["escalation_id"], 200)]
 
 
 def test_an_unreachable_webhook_is_retried_and_fails_the_run(ledger, db_url):
