@@ -13,6 +13,10 @@ import logging
 import os
 import sys
 import time
+import unicodedata
+from typing import Any
+
+from consumers.cli.table import HIDDEN, printable
 
 level_env = "LEDGER_LOG_LEVEL"
 format_env = "LEDGER_LOG_FORMAT"
@@ -57,7 +61,39 @@ class JsonFormatter(logging.Formatter):
                "level": record.levelname.lower(), "logger": record.name, "message": record.getMessage()}
         if record.exc_info and record.exc_info[1] is not None:
             row["error"] = f"{type(record.exc_info[1]).__name__}: {record.exc_info[1]}".splitlines()[0]
-        return json.dumps(row, ensure_ascii=False)
+        return _json_escaped(json.dumps(row, ensure_ascii=False))
+
+
+class TextFormatter(logging.Formatter):
+    """A log line as people read it; what it quotes of the log (a reason, a fact's source, an
+    excerpt) is anyone's text, so nothing in it reaches the terminal as a control: each
+    such character is spelled as its escape, and a message stays on its line."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        return printable(super().formatMessage(record))
+
+    def formatException(self, ei: Any) -> str:
+        return "\n".join(printable(line) for line in super().formatException(ei).split("\n"))
+
+    def formatStack(self, stack_info: str) -> str:
+        return "\n".join(printable(line) for line in super().formatStack(stack_info).split("\n"))
+
+
+def _json_escaped(line: str) -> str:
+    """JSON as `json.dumps(ensure_ascii=False)` writes it, with the characters a terminal may act
+    on or that show as nothing (C1 controls such as CSI, bidi and zero-width ones) written as
+    JSON escapes too: the same value for a reader, inert on a terminal."""
+    if line.isprintable():
+        return line
+    return "".join(_json_escape(ch) if unicodedata.category(ch) in HIDDEN else ch for ch in line)
+
+
+def _json_escape(ch: str) -> str:
+    n = ord(ch)
+    if n < 0x10000:
+        return f"\\u{n:04x}"
+    n -= 0x10000
+    return f"\\u{0xD800 + (n >> 10):04x}\\u{0xDC00 + (n & 0x3FF):04x}"
 
 
 def configure(log_format: str | None) -> int | None:
@@ -67,7 +103,7 @@ def configure(log_format: str | None) -> int | None:
     chosen = parse_format(log_format if log_format is not None else os.environ.get(format_env))
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonFormatter() if chosen == "json"
-                         else logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+                         else TextFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()
     for old in root.handlers[:]:
         root.removeHandler(old)

@@ -22,7 +22,7 @@ cut_mark = "…"
 # so every CSI, OSC 8 link and OSC 52 clipboard sequence; CR, LF, TAB), format characters
 # (bidi overrides and isolates, zero-width ones), lone surrogates, line and paragraph
 # separators, unassigned code points. Shown as their escapes (`\x1b`, `\u202e`) instead.
-_HIDDEN = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp", "Cn"})
+HIDDEN = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp", "Cn"})
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 _MARK = {"accepted": "✓", "blocked": "✗", "rejected": "!"}
@@ -97,11 +97,11 @@ def cut(text: str, width: int) -> str:
 
 
 def printable(text: str) -> str:
-    """`text` with every character in _HIDDEN spelled as its escape: what a terminal shows
+    """`text` with every character in HIDDEN spelled as its escape: what a terminal shows
     is what the value holds, and nothing in it reaches the terminal as a command."""
     if text.isprintable():  # in C: every character visible, a plain space the only blank
         return text
-    return "".join(_escape(ch) if unicodedata.category(ch) in _HIDDEN else ch for ch in text)
+    return "".join(_escape(ch) if unicodedata.category(ch) in HIDDEN else ch for ch in text)
 
 
 def _escape(ch: str) -> str:
