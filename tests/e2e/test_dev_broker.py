@@ -49,11 +49,14 @@ def test_the_readme_kafka_session_runs_on_the_dev_broker(tmp_path):
     serve = None
     try:
         started(broker, b"ledger dev broker: Kafka on")
+        owner = subprocess.run([LEDGER, "owners", "add", "--business", "mama-put-wholesale", "--name", "Mama Put"],
+                               env=env, capture_output=True, timeout=120)
+        assert owner.returncode == 0, owner.stderr.decode()
         serve = subprocess.Popen([LEDGER, "serve", "--create-topics"], env=env, cwd=tmp_path,
                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         started(serve, b"serving ")
-        shop = subprocess.run([LEDGER, "submit", "--admin", str(ROOT / "examples" / "shop.jsonl")], env=env,
-                              capture_output=True, timeout=120)
+        shop = subprocess.run([LEDGER, "submit", "--admin", "--token", json.loads(owner.stdout)["token"],
+                               str(ROOT / "examples" / "shop.jsonl")], env=env, capture_output=True, timeout=120)
         agent = subprocess.run([LEDGER, "agents", "add", "--business", "mama-put-wholesale", "--agent", "bot"],
                                env=env, capture_output=True, timeout=120)
         assert agent.returncode == 0, agent.stderr.decode()
