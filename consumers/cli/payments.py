@@ -22,13 +22,20 @@ if TYPE_CHECKING:
 default_listen = "127.0.0.1:8081"
 
 
+# The provider's amount, as `simulate` sends it: any integer of up to 60 digits, so the webhook
+# door's own refusal of one past 2^53-1 can be played (a number that is none is still a usage error).
+provider_amount = bounded(int, -(10**60), 10**60)
+provider_amount.__name__ = "provider_amount"
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     payments = sub.add_parser("payments", help="the payment provider's door").add_subparsers(
         dest="payments_command", required=True)
     s = payments.add_parser("simulate", help="the sandbox provider pays a link: a signed webhook through "
                                              "the same path as a real one; prints its outcome")
     s.add_argument("--reference", required=True, help="the payment link's reference")
-    s.add_argument("--amount", required=True, type=bounded(int, -(2**63), 2**63 - 1), help="minor units (kobo, cents)")
+    s.add_argument("--amount", required=True, type=provider_amount,
+                   help="minor units (kobo, cents); any integer, as a provider could send: past 2^53-1 the ledger refuses it")
     s.add_argument("--id", dest="event_id", help="provider event id (default: a fresh one); "
                                                  "send one twice to see a duplicate")
     s.add_argument("--business", help="default: the business that issued the link")

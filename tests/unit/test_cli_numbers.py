@@ -47,3 +47,13 @@ def test_every_number_option_refuses_a_hostile_number_as_a_usage_error(value):
         else:
             accepted.append((prog, option, "accepted"))
     assert accepted == []
+
+
+def test_simulate_sends_any_integer_a_provider_could_and_refuses_what_is_no_integer():
+    # `ledger payments simulate` plays the provider, hostile amounts included (the webhook door refuses them)
+    from consumers.cli.payments import provider_amount
+
+    assert provider_amount(str(2**64)) == 2**64 and provider_amount("1" + "0" * 30) == 10**30
+    for value in ("1e22", "9" * 5000, "nan", "１２"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            provider_amount(value)
