@@ -69,10 +69,12 @@ def test_what_if_a_limit_were_higher_shows_the_orders_that_would_have_gone_throu
     before = store.max_position()
     with ledger_web(db_url) as base:
         [(status, page)] = exchange(base, get("/customers/cust-dayo/whatif?limit=3,000"))
-        [(bad, _), (missing, _)] = exchange(base, get("/customers/cust-dayo/whatif?limit=-1"),
-                                            get("/customers/nobody/whatif?limit=5"))
+        [(bad, _), (missing, _), (nul, _), (long, _)] = exchange(
+            base, get("/customers/cust-dayo/whatif?limit=-1"), get("/customers/nobody/whatif?limit=5"),
+            get("/customers/a%00b/whatif?limit=5"), get("/customers/" + "x" * 10_000 + "/whatif?limit=5"))
 
     assert (status, bad, missing) == (200, 422, 404)
+    assert nul in (400, 404) and long in (400, 404, 414)  # never a 500, on PostgreSQL too
     rows = re.findall(r'<tr><td data-label="When">.*?</tr>', page, re.S)
     # Two go through; the third would have found the rice gone (stock is checked before the limit).
     assert [re.search(r'data-label="Would have been">([^<]+)<', r)[1] for r in rows] == [

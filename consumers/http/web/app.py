@@ -22,7 +22,7 @@ from consumers.http import ops as ops_http
 from consumers.http.web import catalog_view, links, lists_view, queue_view, signin, whatif_view
 from consumers.http.web.auth import Auth
 from consumers.http.web.base import SITE, Site, refuse
-from consumers.http.web.query import BadRequest
+from consumers.http.web.query import BadRequest, text
 from ledger.service import Ledger
 from projections.projector import Projector
 
@@ -39,6 +39,8 @@ async def _guard(request: web.Request, handler) -> web.StreamResponse:
     if answered is not None:
         return answered
     try:
+        for name in request.match_info:  # a path's id (an escalation, a customer, a product), read as any id is
+            text(request.match_info, name)
         return await handler(request)
     except BadRequest as exc:
         return refuse(request, 400, "That page cannot be shown", f"{exc}. Nothing was changed.")
