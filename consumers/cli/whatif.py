@@ -180,6 +180,7 @@ def _at(text: str) -> int | str:
 
 
 def _file_changes(args: argparse.Namespace) -> list[Any]:
+    from commands.json_keys import duplicated
     from ledger import codec, whatif as wi
 
     if args.changes is None:
@@ -195,6 +196,9 @@ def _file_changes(args: argparse.Namespace) -> list[Any]:
                 raise UsageError(f"--changes line {number}: not JSON ({exc})") from None
             if not isinstance(command, dict):
                 raise UsageError(f"--changes line {number}: not a JSON object")
+            twice = duplicated(line, codec.dumps(command))
+            if twice is not None:
+                raise UsageError(f"--changes line {number}: a key given twice ({', '.join(twice[0])})")
             at = command.pop("at", None)
             parsed = wi.parse_change(command)
             if isinstance(parsed, str):

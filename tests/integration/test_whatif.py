@@ -201,6 +201,16 @@ def test_a_change_file_is_owner_commands_with_their_point(ledger, db_url, tmp_pa
     assert _changed(rows) == [("big", "blocked", "accepted")]
 
 
+def test_a_change_file_line_that_says_two_things_is_a_usage_error(ledger, db_url, tmp_path):
+    _ada_blocked_then_paid(ledger)
+    changes = tmp_path / "world.jsonl"
+    changes.write_text('{"command_id": "w-1", "type": "SetCreditLimit", "business_id": "shop-1", "business_id": "shop-2",'
+                       ' "facts": {"customer_id": {"status": "known", "value": "cust-ada", "source": "owner"},'
+                       ' "credit_limit": {"status": "known", "value": 500000, "source": "owner"}}}\n')
+    status, out, err = ledger_main("whatif", "--db", db_url, "--changes", str(changes))
+    assert (status, out) == (2, b"") and "business_id" in err
+
+
 def test_usage_errors_say_what_is_wrong(db_url, ledger):
     _ada_blocked_then_paid(ledger)
     for args in (["--set", "SetCreditLimit cust-ada 5"],  # no --business
