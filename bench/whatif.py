@@ -15,13 +15,13 @@ import dataclasses
 import resource
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
 
 from bench import synthetic
+from bench.replay import _timed
 from ledger import events as ev
 from ledger.decide import link_reference
 from ledger.store import Store
@@ -94,12 +94,6 @@ def whatif(store: Store, events: int) -> dict:
             "rss_end_mb": round(_rss_mb(), 1)}
 
 
-def _cpu(fn):
-    cpu, wall = time.process_time(), time.perf_counter()
-    result = fn()
-    return result, time.process_time() - cpu, time.perf_counter() - wall
-
-
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="bench.whatif", description=__doc__.splitlines()[0])
     p.add_argument("--events", type=int, default=1_000_000)
@@ -110,8 +104,8 @@ def main(argv: list[str] | None = None) -> int:
         store = Store(args.db or f"sqlite:///{Path(tmp) / 'bench.db'}")
         store.create_tables()
         synthetic.fill(store, args.events, args.businesses, claimed_events)
-        done, replay_cpu, replay_wall = _cpu(Projector(store).replay)
-        found, whatif_cpu, whatif_wall = _cpu(lambda: whatif(store, args.events))
+        done, replay_wall, replay_cpu = _timed(Projector(store).replay)
+        found, whatif_wall, whatif_cpu = _timed(lambda: whatif(store, args.events))
         store.close()
     sys.stdout.write(orjson.dumps({
         "backend": store.engine.dialect.name, "events": done.events, **found,
