@@ -33,10 +33,10 @@ from bench.serve import businesses_count, measure
 from bench.stage import staged
 from commands.parsing import Parsed, parse
 from consumers.kafka.topics import Topics
-from ledger.decide import Stamp, decide, refuse, reject
-from ledger.outcome import outcome
+from ledger.core.decide import Stamp, decide, refuse, reject
+from ledger.core.outcome import outcome
 from ledger.service import utc_now
-from ledger.state import BusinessState
+from ledger.core.state import BusinessState
 from tests.kafka_support import Serve, mixed_commands, setup_commands
 
 poll_records_max = 500

@@ -1,8 +1,9 @@
 """The rooms and the imports between them, read from the code: `python -m bench.architecture`.
 
-A room is a top package (commands, ledger, projections) or a door's package inside consumers
+A room is a top package (commands, ledger, projections), a door's package inside consumers
 (consumers/kafka, consumers/cli, ...; modules directly in consumers/ are the room
-`consumers`). An edge A --> B says some module of A imports one of B, at the top or inside a
+`consumers`), or a room inside ledger (ledger/core, the pure decision; ledger/store, the
+database; modules directly in ledger/ are the runtime, the room `ledger`). An edge A --> B says some module of A imports one of B, at the top or inside a
 function. Prints the Mermaid graph; `--write` puts it into docs/architecture.md between its
 markers, where tests/unit/test_architecture.py holds it equal to a fresh generation and
 holds that no import runs back up the layers.
@@ -18,15 +19,29 @@ from bench.shape import packages, product_files
 
 # commands <- ledger <- projections <- consumers: a room may import its own layer or lower ones.
 layers = {package: rank for rank, package in enumerate(packages)}
+# Inside ledger: core <- store, providers <- the runtime (modules directly in ledger/).
+ledger_rooms = {"ledger/core": 0, "ledger/store": 1, "ledger/providers": 1, "ledger": 2}
+# What the pure core may import: its own room, commands, the standard library's pure parts (no
+# clock, ids, threads, files or network; datetime only parses), pydantic and orjson.
+core_imports_allowed = frozenset({
+    "__future__", "collections", "dataclasses", "datetime", "enum", "functools", "hashlib",
+    "importlib", "inspect", "itertools", "json", "math", "operator", "re", "struct", "typing",
+    "unicodedata", "decimal", "bisect", "copy", "orjson", "pydantic", "commands", "ledger.core"})
 doc_path = Path("docs/architecture.md")
 begin_mark = "<!-- begin: python -m bench.architecture --write -->"
 end_mark = "<!-- end: python -m bench.architecture --write -->"
 
 
+# Packages whose subpackages are rooms of their own: a door's package in consumers, and the
+# core and the store in ledger.
+_ROOMED = ("consumers", "ledger")
+
+
 def room(rel: str) -> str:
-    """consumers/kafka/serve.py -> consumers/kafka; ledger/store.py -> ledger."""
+    """consumers/kafka/serve.py -> consumers/kafka; ledger/store/sql.py -> ledger/store;
+    ledger/service.py -> ledger."""
     parts = rel.split("/")
-    return "/".join(parts[:2]) if parts[0] == "consumers" and len(parts) > 2 else parts[0]
+    return "/".join(parts[:2]) if parts[0] in _ROOMED and len(parts) > 2 else parts[0]
 
 
 def _module_name(rel: str) -> str:
@@ -63,13 +78,27 @@ def edges(root: Path) -> set[tuple[str, str]]:
     return found
 
 
-def _layer(name: str) -> int:
-    return layers[name.split("/")[0]]
+def _layer(name: str) -> tuple[int, int]:
+    return layers[name.split("/")[0]], ledger_rooms.get(name, 0)
 
 
 def upward(found: set[tuple[str, str]]) -> list[tuple[str, str]]:
-    """The edges that run back up the layers (a lower layer importing a higher one)."""
+    """The edges that run back up the layers (a lower layer importing a higher one), the rooms
+    inside ledger included (the core importing the store, the store importing the runtime)."""
     return sorted((a, b) for a, b in found if _layer(a) < _layer(b))
+
+
+def impure(root: Path) -> list[tuple[str, str]]:
+    """(module, what it imports) for each import of the core that is not on its allowed list."""
+    found = []
+    for rel, text in product_files(root):
+        if room(rel) != "ledger/core":
+            continue
+        for names in _imported(ast.parse(text, rel), "ledger.core"):
+            module = names[-1]
+            if not any(module == ok or module.startswith(ok + ".") for ok in core_imports_allowed):
+                found.append((rel, module))
+    return sorted(found)
 
 
 def two_way(found: set[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -87,15 +116,18 @@ def render(found: set[tuple[str, str]]) -> str:
     def node(name: str) -> str:
         return name.replace("/", "_")
 
-    names = sorted({name for edge in found for name in edge}, key=lambda n: (-_layer(n), n))
+    def down(name: str) -> tuple[int, int]:
+        return tuple(-rank for rank in _layer(name))  # type: ignore[return-value]
+
+    names = sorted({name for edge in found for name in edge}, key=lambda n: (down(n), n))
     out = ["```mermaid", "flowchart TD"]
-    doors = [n for n in names if _layer(n) == layers["consumers"]]
+    doors = [n for n in names if _layer(n)[0] == layers["consumers"]]
     if doors:
         out.append("  subgraph consumers_rooms [consumers]")
         out += [f'    {node(n)}["{_label(n)}"]' for n in doors]
         out.append("  end")
     out += [f'  {node(n)}["{_label(n)}"]' for n in names if n not in doors]
-    out += [f"  {node(a)} --> {node(b)}" for a, b in sorted(found, key=lambda e: (-_layer(e[0]), e))]
+    out += [f"  {node(a)} --> {node(b)}" for a, b in sorted(found, key=lambda e: (down(e[0]), e))]
     pairs = ", ".join(f"{_label(a)} <-> {_label(b)}" for a, b in two_way(found)) or "none"
     out += ["```", "", f"Rooms that import each other: {pairs}."]
     return "\n".join(out) + "\n"
@@ -128,7 +160,9 @@ def main(argv: list[str] | None = None) -> int:
         path.write_text(head + picture + tail, encoding="utf-8")
     for a, b in upward(found):
         print(f"{a} imports {b}: an arrow back up the layers", file=sys.stderr)
-    return 1 if upward(found) else 0
+    for rel, module in impure(args.root):
+        print(f"{rel} imports {module}: the core imports no I/O", file=sys.stderr)
+    return 1 if upward(found) or impure(args.root) else 0
 
 
 if __name__ == "__main__":

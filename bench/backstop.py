@@ -20,7 +20,7 @@ REPLIES = [("typical ASCII, 58 chars, no phrase", "Your order of 2 bags of rice 
 
 def main() -> None:
     started = time.perf_counter()
-    from ledger.promises import promised_follow_up
+    from ledger.core.promises import promised_follow_up
     promised_follow_up("I go c\u0430ll you back")
     print(f"first non-ASCII reply of a process (imports, TR39 data): {(time.perf_counter() - started) * 1e3:.0f} ms")
     for label, reply in REPLIES:

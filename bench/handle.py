@@ -20,7 +20,7 @@ from consumers.kafka.relay import metadata as relay_metadata
 from consumers.kafka.topics import Topics
 from ledger import bulk
 from ledger.service import Ledger
-from ledger.store import Store
+from ledger.store.database import Store
 from tests.kafka_support import mixed_commands, setup_commands
 
 

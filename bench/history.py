@@ -31,7 +31,7 @@ from pathlib import Path
 from bench import synthetic
 from ledger import bulk, evidence
 from ledger.states import States
-from ledger.store import Store
+from ledger.store.database import Store
 
 LEDGER = str(Path(sys.executable).with_name("ledger"))
 write_batch_events = 5_000

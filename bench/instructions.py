@@ -40,7 +40,7 @@ PHASES = [
     ("outbox.insert", "consumers.kafka.outbox", "insert"),
     ("offsets.advance", "consumers.kafka.offsets", "advance"),
     ("Draft.kept", "ledger.states", "Draft.kept"),
-    ("store.write", "ledger.store", "Store.write"),
+    ("store.write", "ledger.store.database", "Store.write"),
 ]
 
 

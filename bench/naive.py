@@ -38,9 +38,9 @@ from bench.stage import staged
 from consumers.kafka.topics import Topics
 from tests.kafka_support import Serve, mixed_commands, setup_commands
 from commands.parsing import Parsed, parse
-from ledger.decide import Stamp, decide
+from ledger.core.decide import Stamp, decide
 from ledger.service import utc_now
-from ledger.state import BusinessState
+from ledger.core.state import BusinessState
 
 _NAMESPACE = uuid.UUID("0b8c7f5e-7a43-4a43-9b8e-1e7c7b0c2a11")
 

@@ -19,10 +19,10 @@ import time
 from commands.parsing import parse
 from consumers import agent_door, owner_door
 from consumers.kafka.topics import TOKEN_HEADER
-from ledger import agents, owners
-from ledger.owners import OwnerKeys
+from ledger.store import agents, owners
+from ledger.store.owners import OwnerKeys
 from ledger.service import Ledger
-from ledger.store import Store
+from ledger.store.database import Store
 from tests import builders as b
 
 principals_count = 50

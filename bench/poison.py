@@ -23,7 +23,7 @@ import psycopg
 from bench.latency import percentile
 from bench.stage import staged
 from consumers.agent.client import LedgerClient
-from ledger.store import Store
+from ledger.store.database import Store
 from tests import builders as b
 from tests.kafka_support import wait_until
 

@@ -21,7 +21,7 @@ import orjson
 from sqlalchemy import select
 
 from bench import synthetic
-from ledger.store import Store
+from ledger.store.database import Store
 from projections.projector import Projector
 
 fetch_rows = 10_000

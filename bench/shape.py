@@ -81,7 +81,7 @@ def measure(root: Path) -> Shape:
         mentions = sum(text.count(mark) for mark in dialect_marks)
         if mentions:
             shape.dialect_modules.append(Span(rel, mentions))
-        if rel == "ledger/decide.py":
+        if rel == "ledger/core/decide.py":
             shape.decide_names_orders_read = "orders_read" in text
         for name, node in _spans(ast.parse(text, rel)):
             span = Span(f"{rel}:{name}", _length(node))

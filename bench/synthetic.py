@@ -12,8 +12,9 @@ import gc
 import itertools
 from collections.abc import Callable, Iterable, Iterator
 
-from ledger import chain, codec, events as ev, sql
-from ledger.store import Store, stream_id
+from ledger.store import chain, sql
+from ledger.core import codec, events as ev
+from ledger.store.database import Store, stream_id
 
 insert_rows_max = 10_000
 skus_per_business = 20

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from bench import synthetic
-from ledger.store import Store
+from ledger.store.database import Store
 
 LEDGER = str(Path(sys.executable).with_name("ledger"))
 

@@ -24,7 +24,7 @@ from typing import Iterator
 import orjson
 
 from ledger.service import Ledger
-from ledger.store import Store
+from ledger.store.database import Store
 from projections.projector import Projector
 
 BUSINESS, TOKEN = "shop-bench", "lot_" + "b" * 43  # an owner's token, registered with this value below

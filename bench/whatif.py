@@ -22,9 +22,9 @@ import orjson
 
 from bench import synthetic
 from bench.replay import _timed
-from ledger import events as ev
-from ledger.decide import link_reference
-from ledger.store import Store
+from ledger.core import events as ev
+from ledger.core.decide import link_reference
+from ledger.store.database import Store
 from ledger.whatif import Replay
 from projections.projector import Projector
 

@@ -1,5 +1,5 @@
 """Characters a person cannot see, named once for the ids (commands/models.py) and the promise
-backstop (ledger/promises.py).
+backstop (ledger/core/promises.py).
 
 Unicode's Default_Ignorable_Code_Point (DerivedCoreProperties.txt: zero-width spaces and
 joiners, soft hyphen, variation selectors, the combining grapheme joiner, Hangul fillers,

@@ -13,8 +13,8 @@ from typing import Any
 
 from commands.parsing import NotPermitted, Oversized, Parsed, Rejection, excerpt, parse
 from consumers.kafka.topics import TOKEN_HEADER
-from ledger.agents import Agent
-from ledger.principals import Keys
+from ledger.store.agents import Agent
+from ledger.store.principals import Keys
 from ledger.refused import fault
 
 Item = Parsed | NotPermitted | Rejection

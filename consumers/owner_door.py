@@ -15,8 +15,8 @@ from typing import Any
 
 from commands.parsing import NotPermitted, Oversized, Parsed, Rejection, excerpt, parse
 from consumers.agent_door import Item, admit as admit_with
-from ledger.agents import Agent
-from ledger.owners import Owner, OwnerKeys
+from ledger.store.agents import Agent
+from ledger.store.owners import Owner, OwnerKeys
 
 AGENT_TOKEN = "agent_token_at_owner_door"
 

@@ -28,8 +28,10 @@ from multiprocessing.connection import Connection
 from ledger.retry import first_line
 from consumers.follow import Follower
 from consumers.kafka.topics import Topics
-from ledger import bulk, events as ev, sql
-from ledger.store import Store
+from ledger import bulk
+from ledger.core import events as ev
+from ledger.store import sql
+from ledger.store.database import Store
 from projections.projector import Projector
 
 log = logging.getLogger("ledger.projections")

@@ -164,7 +164,7 @@ def shop_commands() -> list[bytes]:
 
 
 async def main_async(args: argparse.Namespace, say: Callable[[str], None]) -> list[str]:
-    from ledger.store import Store
+    from ledger.store.database import Store
     folder = tempfile.mkdtemp(prefix="ledger-agent-")
     db = args.db or (None if args.bootstrap else f"sqlite:///{folder}/agent.db")
     store = Store(db) if db else None
@@ -191,7 +191,7 @@ async def main_async(args: argparse.Namespace, say: Callable[[str], None]) -> li
 def token_agent(store: Any, token: str | None) -> str:
     """The agent id `ledger agents add` registered for the token (the one `ledger serve` checks
     every command against), read from the ledger's database."""
-    from ledger.agents import AgentKeys
+    from ledger.store.agents import AgentKeys
 
     found = None
     if store is not None and token:

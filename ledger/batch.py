@@ -16,13 +16,13 @@ from dataclasses import dataclass, field
 from sqlalchemy.sql import Executable
 
 from commands.parsing import NotPermitted, Parsed, Rejection, claimed
-from ledger import codec, events as ev
-from ledger.decide import Blocked, Stamp, block, decide, refuse, reject
-from ledger.outcome import ASKING, Outcome, outcome
-from ledger.state import BusinessState
+from ledger.core import codec, events as ev
+from ledger.core.decide import Blocked, Stamp, block, decide, refuse, reject
+from ledger.core.outcome import ASKING, Outcome, outcome
+from ledger.core.state import BusinessState
 from ledger.states import Draft, Item
-from ledger.store import Claim
-from ledger.webhook import Payment, Refusal, decide_payment, refusal_events
+from ledger.store.database import Claim
+from ledger.core.webhook import Payment, Refusal, decide_payment, refusal_events
 
 ClaimKey = tuple[str, str, str]  # scope, business, key
 

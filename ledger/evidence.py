@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from commands.parsing import NotPermitted
-from ledger import codec, events as ev
-from ledger.outcome import ASKING, outcome
-from ledger.store import Store
+from ledger.core import codec, events as ev
+from ledger.core.outcome import ASKING, outcome
+from ledger.store.database import Store
 
 # Events that carry a command id but were never a decided command's: a rejection claims
 # nothing, a provider's webhook is not a command, and a link owed and its failure are the
@@ -77,7 +77,7 @@ class Unreadable(Exception):
 
 def _with_id(store: Store, command_id: str) -> Iterator[tuple[int, ev.Event]]:
     """The events naming this command id, in log order: the log's index on command ids
-    (ledger/log_indexes.py) finds their rows. One that names it and cannot be decoded (SQLite
+    (ledger/store/log_indexes.py) finds their rows. One that names it and cannot be decoded (SQLite
     keeps any value a column is given) raises Unreadable."""
     for position, topic, state in store.rows_of_command(command_id):
         try:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from ledger.batch import Hold, Made
-from ledger.payments import PaymentProvider, ProviderUnavailable
+from ledger.providers.base import PaymentProvider, ProviderUnavailable
 from ledger.retry import first_line
 
 log = logging.getLogger("ledger.links")

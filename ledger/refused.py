@@ -8,7 +8,7 @@ import logging
 
 from commands.parsing import NotPermitted, Oversized, Parsed, Rejection, excerpt
 from ledger.retry import first_line
-from ledger.webhook import Payment, Refusal
+from ledger.core.webhook import Payment, Refusal
 
 log = logging.getLogger("ledger")
 
@@ -21,7 +21,7 @@ def refusal_text(error: Exception) -> str:
     may stop a door) but named as what it is, and logged with its stack."""
     from sqlalchemy.exc import SQLAlchemyError
 
-    from ledger.store import PersistenceError
+    from ledger.store.database import PersistenceError
     if isinstance(error, (SQLAlchemyError, PersistenceError, *_driver_errors())):
         kind = "storage"
     else:

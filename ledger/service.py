@@ -23,20 +23,22 @@ from typing import Any
 from sqlalchemy.sql import Executable
 
 from commands.parsing import NotPermitted, Oversized, Parsed, Rejection, parse
-from ledger import events as ev, observe
-from ledger import links, unsigned_webhooks
+from ledger.core import events as ev
+from ledger import observe
+from ledger import links
+from ledger.store import unsigned_webhooks
 from ledger.batch import Batch, ClaimKey, Decided, Hold, Made, claim_key
-from ledger.chain import ChainBroken
-from ledger.decide import Stamp
+from ledger.store.chain import ChainBroken
+from ledger.core.decide import Stamp
 from ledger.ids import time_ordered_id, utc_now
-from ledger.outcome import Outcome
-from ledger.payments import PaymentProvider, ProviderUnavailable, SandboxProvider
+from ledger.core.outcome import Outcome
+from ledger.providers.base import PaymentProvider, ProviderUnavailable, SandboxProvider
 from ledger.refused import fault, refused
 from ledger.retry import first_line, transient
-from ledger.state import BusinessState
+from ledger.core.state import BusinessState
 from ledger.states import Draft, Item, States, orders_kept_max
-from ledger.store import Claim, IntegrityError, Statement, Store
-from ledger.webhook import Payment, unrecorded
+from ledger.store.database import Claim, IntegrityError, Statement, Store
+from ledger.core.webhook import Payment, unrecorded
 
 __all__ = ["Extra", "Handled", "Ledger", "time_ordered_id", "utc_now"]
 

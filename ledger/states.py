@@ -1,7 +1,7 @@
 """Each business's state for the writer: kept in memory between batches, with only its
 most recent orders, its open escalations and its recent escalated turns, so memory stays flat
 however long a business's history. A state not in memory is its latest snapshot plus the
-events after it (ledger/snapshots.py), or, with no snapshot of this code, the fold of its log;
+events after it (ledger/store/snapshots.py), or, with no snapshot of this code, the fold of its log;
 a batch that leaves it `snapshot_every` events past its last snapshot takes one.
 
 `decide` never asks for anything: a batch gets its states from a `Draft`, which reads back
@@ -18,11 +18,12 @@ from itertools import islice
 from typing import TYPE_CHECKING
 
 from commands.parsing import NotPermitted, Parsed, Rejection
-from ledger import events as ev, snapshots
-from ledger.kept_escalations import KeptEscalations
-from ledger.state import BusinessState
-from ledger.store import Kept, KeptOrder, Store
-from ledger.webhook import Payment, Refusal
+from ledger.core import events as ev
+from ledger.store import snapshots
+from ledger.store.kept_escalations import KeptEscalations
+from ledger.core.state import BusinessState
+from ledger.store.database import Kept, KeptOrder, Store
+from ledger.core.webhook import Payment, Refusal
 
 if TYPE_CHECKING:
     from commands.models import Facts

@@ -24,11 +24,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from commands.parsing import Parsed
-from ledger import events as ev
-from ledger.decide import Stamp, decide as recorded_decide
-from ledger.outcome import Outcome, outcome
-from ledger.state import BusinessState
-from ledger.webhook import Payment, decide_payment
+from ledger.core import events as ev
+from ledger.core.decide import Stamp, decide as recorded_decide
+from ledger.core.outcome import Outcome, outcome
+from ledger.core.state import BusinessState
+from ledger.core.webhook import Payment, decide_payment
 from ledger.whatif_log import (Redecided, World, checksum, command_of, continues, parse_change, parsed,
                                stamp_id, with_urls)
 

@@ -15,10 +15,10 @@ from pydantic import ValidationError
 
 from commands.models import COMMAND_TYPES, DOORS, OWNER_TYPES
 from commands.parsing import NotPermitted, Parsed, parse
-from ledger import codec, events as ev
-from ledger.outcome import Outcome, outcome
-from ledger.state import BusinessState
-from ledger.webhook import Payment, Refusal
+from ledger.core import codec, events as ev
+from ledger.core.outcome import Outcome, outcome
+from ledger.core.state import BusinessState
+from ledger.core.webhook import Payment, Refusal
 
 
 @dataclass

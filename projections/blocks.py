@@ -13,7 +13,7 @@ from typing import Any
 
 from sqlalchemy import Column, Text
 
-from ledger import events as ev
+from ledger.core import events as ev
 from projections.rows import Fields, Json, View, canonical, dispatch, projection_table
 
 webhook_type = "PaymentWebhook"

@@ -4,7 +4,7 @@ from __future__ import annotations
 from sqlalchemy import Column, Table, Text, select
 from sqlalchemy.engine import Connection
 
-from ledger import events as ev
+from ledger.core import events as ev
 from projections.rows import Fields, Key, View, at, dispatch, projection_table
 
 businesses = projection_table(

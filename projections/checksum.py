@@ -17,7 +17,7 @@ import orjson
 from sqlalchemy import Table, select
 from sqlalchemy.engine import Connection
 
-from ledger import sql
+from ledger.store import sql
 from projections.rows import stored_columns
 
 rows_per_fetch = 10_000

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from sqlalchemy import Column, Table, Text
 
-from ledger import events as ev
+from ledger.core import events as ev
 from projections.rows import Fields, Key, View, at, dispatch, projection_table
 
 escalations = projection_table(

@@ -11,7 +11,7 @@ import itertools
 
 from sqlalchemy import Column, Table, Text
 
-from ledger import codec, events as ev
+from ledger.core import codec, events as ev
 from projections.rows import Fields, Handler, Json, Key, View, at, canonical, dispatch, projection_table
 
 INTENT_TABLE_VERSION = 2  # 2: agent_ids

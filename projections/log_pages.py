@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from ledger import codec, events as ev
-from ledger.store import Store
+from ledger.core import codec, events as ev
+from ledger.store.database import Store
 
 Entry = tuple[int, type[ev.Event], dict[str, Any]]  # (position, event type, the event's fields)
 

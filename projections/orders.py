@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from sqlalchemy import Column, Table, Text
 
-from ledger import events as ev
+from ledger.core import events as ev
 from projections.rows import Fields, Int64, Key, View, at, dispatch, projection_table
 
 orders = projection_table(

@@ -20,8 +20,10 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.schema import CreateTable
 
-from ledger import bulk, events as ev, sql
-from ledger.store import Store
+from ledger import bulk
+from ledger.core import events as ev
+from ledger.store import sql
+from ledger.store.database import Store
 from projections import blocks, businesses, checksum, escalations, intents, log_pages, orders
 from projections import paging  # noqa: F401  the indexes people's pages page over, created with the tables'
 from projections.log_pages import Entry

@@ -18,7 +18,8 @@ from sqlalchemy import BigInteger, Column, Index, Integer, MetaData, Table, Text
 from sqlalchemy.engine import Connection
 from sqlalchemy.types import TypeDecorator
 
-from ledger import codec, sql
+from ledger.core import codec
+from ledger.store import sql
 
 metadata = MetaData()  # the projections' own: a replay drops and rebuilds them, never the log
 keys_per_statement_max = 200  # an OR of 200 keys stays well inside SQLite's expression depth

@@ -9,9 +9,10 @@ from typing import Any
 
 from consumers.kafka.progress import read_stored
 from consumers.kafka.topics import SOURCE_HEADER
-from ledger import chain_verify, events as ev
-from ledger.state import BusinessState
-from ledger.store import Store
+from ledger.store import chain_verify
+from ledger.core import events as ev
+from ledger.core.state import BusinessState
+from ledger.store.database import Store
 from projections.projector import Projector
 from sim.actors import Action
 from sim.cluster import GROUP, PARTITIONS

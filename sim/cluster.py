@@ -24,7 +24,7 @@ from consumers.kafka import offsets, outbox
 from consumers.kafka.progress import Progress, read_stored
 from consumers.kafka.topics import SOURCE_HEADER, Topics
 from ledger.service import Ledger
-from ledger.store import Store, execute
+from ledger.store.database import Store, execute
 
 GROUP = "ledger"
 TOPICS = Topics()

@@ -25,7 +25,7 @@ def planted(name: str | None) -> Iterator[None]:
 def _credit_edge() -> Iterator[None]:
     """A decision that skips the credit check when the exposure is exactly at the limit."""
     from commands import models as m
-    from ledger import decide
+    from ledger.core import decide
 
     real = decide._RULES[m.PlaceOrder]
 
@@ -49,8 +49,8 @@ def _credit_edge() -> Iterator[None]:
 @contextlib.contextmanager
 def _claim_outside_tx() -> Iterator[None]:
     """A claim written in a transaction of its own, committed before the events' one."""
-    from ledger import claims
-    from ledger.store import Store
+    from ledger.store import claims
+    from ledger.store.database import Store
 
     real = Store.write
 

@@ -17,9 +17,9 @@ from eventsourcing.persistence import IntegrityError, OperationalError as StoreO
 from sqlalchemy import event
 from sqlalchemy.exc import OperationalError
 
-from ledger.payments import SandboxProvider
+from ledger.providers.base import SandboxProvider
 from ledger.service import Ledger
-from ledger.store import Store
+from ledger.store.database import Store
 from sim import actors, commands
 from sim.actors import Action
 from sim.checks import Checks, Violation

@@ -12,7 +12,7 @@ import psycopg
 import pytest
 
 from ledger.service import Ledger
-from ledger.store import Store
+from ledger.store.database import Store
 from tests.broker import kafka_bootstrap  # noqa: F401
 
 PG_ADMIN_URL = os.environ.get("LEDGER_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")

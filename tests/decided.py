@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from commands.parsing import Parsed, parse
-from ledger import events as ev
-from ledger.decide import Stamp, decide
-from ledger.state import BusinessState
+from ledger.core import events as ev
+from ledger.core.decide import Stamp, decide
+from ledger.core.state import BusinessState
 from tests.builders import raw
 
 SHOP = "shop-1"

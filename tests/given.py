@@ -4,9 +4,9 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from ledger import events as ev
+from ledger.core import events as ev
 from ledger.service import Ledger
-from ledger.store import Store
+from ledger.store.database import Store
 from tests.builders import customer, line, order, payment_link, product, raw
 
 RICE_PRICE, RICE_STOCK = 45000, 10

@@ -21,7 +21,7 @@ from sqlalchemy import create_engine, func, select
 
 from consumers.kafka.offsets import offsets
 from consumers.kafka.topics import CORRELATION_HEADER, TOKEN_HEADER, Topics, create_topics
-from ledger.store import Store
+from ledger.store.database import Store
 from tests import builders as b
 from tests.conftest import _fresh_pg
 from tests.process import LEDGER

@@ -5,7 +5,7 @@ from typing import Any
 
 from sqlalchemy import select
 
-from ledger.store import Store
+from ledger.store.database import Store
 from projections.projector import TABLES, Projector
 from projections.read import Filters, rows
 from projections.rows import stored_columns

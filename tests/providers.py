@@ -7,7 +7,7 @@ import threading
 from collections import Counter
 from collections.abc import Callable
 
-from ledger.payments import ProviderUnavailable, SandboxProvider
+from ledger.providers.base import ProviderUnavailable, SandboxProvider
 
 
 class Crash(BaseException):

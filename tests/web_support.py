@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from typing import Iterator
 
 from ledger.service import Ledger
-from ledger.store import Store
+from ledger.store.database import Store
 from tests.builders import UNKNOWN, command, known, line, order, payment_link
 from tests.given import a_shop, agent, owner, pay
 from tests.process import LEDGER
@@ -77,7 +77,7 @@ def given_credit_blocks(db_url: str) -> dict[str, str]:
 def register_owner(store: Store, business: str, token: str, name: str = "ada") -> None:
     """The owner registered as `ledger owners add` does, but with this token (a test's own);
     one registered already is left as it is."""
-    from ledger import owners, principals
+    from ledger.store import owners, principals
 
     try:
         principals.register(Ledger(store), owners.OWNERS, business, name, token)

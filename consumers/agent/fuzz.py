@@ -22,7 +22,7 @@ import orjson
 
 from consumers.agent.sloppy import Shop, Sloppy
 from ledger.service import Ledger
-from ledger.store import Store
+from ledger.store.database import Store
 
 # CONTRACT section 4, written out: the checker must not ask the models what is required.
 REQUIRED = {"PlaceOrder": ("customer_id", "lines"), "IssuePaymentLink": ("order_id",),

@@ -31,8 +31,8 @@ from commands.tools import TOOLS, command_type
 from commands.world import NotAFact, WorldState
 from consumers.agent.gate import FactsNotKnown, side_effect
 from ledger.service import Ledger
-from ledger.state import BusinessState
-from ledger.store import Store
+from ledger.core.state import BusinessState
+from ledger.store.database import Store
 
 Outcome = dict[str, Any]  # or, through Kafka, an awaitable of one
 _Send = Callable[[dict[str, Any]], Any]

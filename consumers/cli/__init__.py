@@ -17,7 +17,7 @@ from consumers.cli import agents, mcp, owners  # CONTRACT 13: agents' and owners
 from consumers.cli import whatif  # what if: the log decided again under other facts or rules
 from consumers.cli.common import Failed, UsageError
 from consumers.cli.extras import MissingExtra, missing_extra
-from ledger.payments import PaymentConfigError
+from ledger.providers.base import PaymentConfigError
 
 SUBCOMMANDS = [doors, lookups, demo, tools, audit, payments, kafka, fuzz, notify, web, dev, verify, export, docs]
 SUBCOMMANDS += [agents, mcp, owners, whatif]

@@ -1,7 +1,7 @@
 """`ledger agents add|revoke|list`: the owner says which agents may speak for a business.
 
 Run by the owner where the database is, not through a Kafka topic: the token is made and
-shown here once, and must never travel on a topic or rest in the log (ledger/agents.py).
+shown here once, and must never travel on a topic or rest in the log (ledger/store/agents.py).
 """
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def _ids(args: argparse.Namespace) -> None:
 
 
 def _add(args: argparse.Namespace) -> int:
-    from ledger.agents import AGENT_TYPES, AgentError, register as register_agent
+    from ledger.store.agents import AGENT_TYPES, AgentError, register as register_agent
 
     _ids(args)
     commands = [c.strip() for c in (args.commands or "").split(",") if c.strip()]
@@ -60,7 +60,7 @@ def _add(args: argparse.Namespace) -> int:
 
 
 def _revoke(args: argparse.Namespace) -> int:
-    from ledger.agents import AgentError, revoke
+    from ledger.store.agents import AgentError, revoke
 
     _ids(args)
     try:
@@ -71,7 +71,7 @@ def _revoke(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from ledger.agents import listed
+    from ledger.store.agents import listed
 
     return print_rows(args, listed(open_store(args, create=False), args.business), "agent_id")
 

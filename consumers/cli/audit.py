@@ -127,7 +127,7 @@ def as_of(store, position: int):
 
 def _unsigned_webhooks(store, args: argparse.Namespace) -> int:
     """Not a projection of the log: those requests are counted, never recorded."""
-    from ledger.unsigned_webhooks import hours
+    from ledger.store.unsigned_webhooks import hours
 
     given = [f"--{n.replace('_', '-')}" for n in ("business", "reason", "agent", "field", "status", "since")
              if getattr(args, n) is not None]

@@ -11,7 +11,7 @@ _VIEW_OPTIONS = ("reason", "agent", "field", "status", "source", "since", "as_of
 
 
 def audit_command(args: argparse.Namespace) -> int:
-    from ledger.chain_verify import links_hold
+    from ledger.store.chain_verify import links_hold
     from ledger.evidence import Unreadable, decisions  # the store and the events: only when a command is asked for
 
     if not args.command_id:

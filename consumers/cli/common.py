@@ -13,9 +13,9 @@ from consumers.cli.extras import require
 
 if TYPE_CHECKING:
     from commands.parsing import Oversized
-    from ledger.payments import PaymentProvider
+    from ledger.providers.base import PaymentProvider
     from ledger.service import Ledger
-    from ledger.store import Store
+    from ledger.store.database import Store
 
 default_db_url = "sqlite:///ledger.db"
 batch_records_max = 5000  # one transaction (one fsync) and one projection page per batch
@@ -60,7 +60,7 @@ def add_db(parser: argparse.ArgumentParser) -> None:
 def db_url(args: argparse.Namespace) -> str:
     """The database URL to use; one the ledger cannot use is the operator's to fix (exit 2),
     not a traceback."""
-    from ledger import sql  # SQLAlchemy: only for the subcommands that open a database
+    from ledger.store import sql  # SQLAlchemy: only for the subcommands that open a database
 
     url = sql.with_driver(args.db or os.environ.get("LEDGER_DB_URL") or default_db_url)
     problem = sql.url_problem(url)
@@ -76,8 +76,8 @@ def open_store(args: argparse.Namespace, create: bool = True) -> Store:
     """The store at --db. `create=False` for the read commands: they never make a ledger, so
     a mistyped path or URL is an error, not an empty answer. A SQLite file that does not exist
     is not made, and a database without the log's table gets no tables (NoLedger either way)."""
-    from ledger import sql
-    from ledger.store import Store  # SQLAlchemy and the recorder: only for the subcommands that open a database
+    from ledger.store import sql
+    from ledger.store.database import Store  # SQLAlchemy and the recorder: only for the subcommands that open a database
 
     url = db_url(args)
     if not create:
@@ -101,7 +101,7 @@ def open_ledger(args: argparse.Namespace) -> Ledger:
 
 def payment_provider() -> PaymentProvider:
     """The adapter `LEDGER_PAYMENT_PROVIDER` names; a bad configuration is a usage error."""
-    from ledger.payments import PaymentConfigError, provider_env, provider_from_env
+    from ledger.providers.base import PaymentConfigError, provider_env, provider_from_env
 
     if os.environ.get(provider_env, "sandbox") in ("paystack", "stripe"):
         require("payments")
@@ -185,7 +185,7 @@ def check_known(option: str, values: str | list[str] | None, valid: Iterable[str
 
 
 def emit(obj: Any, out: IO[bytes] | None = None) -> None:
-    from ledger.codec import dumps  # the events' module: only for the subcommands that print JSON
+    from ledger.core.codec import dumps  # the events' module: only for the subcommands that print JSON
 
     (out or sys.stdout.buffer).write(dumps(obj) + b"\n")
 

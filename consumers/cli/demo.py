@@ -17,7 +17,7 @@ from typing import Any
 from consumers.cli.common import UsageError, add_db, open_ledger
 from consumers.cli.table import describe
 from consumers.money import money
-from ledger.payments import signature_header
+from ledger.providers.base import signature_header
 
 DEMO_DATA = Path(__file__).resolve().parents[1] / "demo_data"
 _PLACEHOLDER = re.compile(r"\{\{order:([^}]+)\}\}")

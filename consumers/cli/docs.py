@@ -12,7 +12,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def docs(args: argparse.Namespace) -> int:
-    from ledger.event_docs import render
+    from ledger.core.event_docs import render
 
     sys.stdout.write(render())
     return 0

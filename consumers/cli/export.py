@@ -48,7 +48,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def export(args: argparse.Namespace) -> int:
     from consumers.cli import export_out, export_write
-    from ledger.events import Event
+    from ledger.core.events import Event
 
     if args.type and args.what != "events":
         raise UsageError(f"--type applies to events only, not to {args.what}")

@@ -18,7 +18,7 @@ from datetime import datetime
 from itertools import islice
 from typing import IO, Any
 
-from ledger.codec import dumps
+from ledger.core.codec import dumps
 
 # Integer columns (positions, money in minor units, counts); times; every other column is text.
 INTEGER_COLUMNS = {"position", "total", "paid", "outstanding", "credit_limit", "exposure", "unit_price", "available"}

@@ -22,7 +22,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def fuzz(args: argparse.Namespace) -> int:
     from consumers.agent.fuzz import ShopTaken, deterministic_ledger, run  # the ledger and its command models
-    from ledger.store import Store
+    from ledger.store.database import Store
 
     if args.count < 0:
         raise UsageError("--count must be 0 or more")

@@ -44,7 +44,7 @@ def query(args: argparse.Namespace) -> int:
 
 
 def events(args: argparse.Namespace) -> int:
-    from ledger.events import Event, event_row
+    from ledger.core.events import Event, event_row
 
     check_known("--type", args.type, Event.registry)
     store = open_store(args, create=False)

@@ -31,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _add(args: argparse.Namespace) -> int:
-    from ledger.owners import OwnerError, register as register_owner
+    from ledger.store.owners import OwnerError, register as register_owner
 
     check_ids(("--business", args.business), ("--name", args.name))
     try:
@@ -43,7 +43,7 @@ def _add(args: argparse.Namespace) -> int:
 
 
 def _revoke(args: argparse.Namespace) -> int:
-    from ledger.owners import OwnerError, revoke
+    from ledger.store.owners import OwnerError, revoke
 
     check_ids(("--business", args.business), ("--name", args.name))
     try:
@@ -54,6 +54,6 @@ def _revoke(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from ledger.owners import listed
+    from ledger.store.owners import listed
 
     return print_rows(args, listed(open_store(args, create=False), args.business), "name")

@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING
 from consumers.cli.common import UsageError, add_db, add_listen, bounded, emit, open_store, payment_provider
 from consumers.cli.extras import require
 from consumers.http.site import webhook_path
-from ledger.payments import PaymentConfigError, SandboxProvider, secret_env
+from ledger.providers.base import PaymentConfigError, SandboxProvider, secret_env
 
 if TYPE_CHECKING:
-    from ledger.store import Store
+    from ledger.store.database import Store
 
 default_listen = "127.0.0.1:8081"
 

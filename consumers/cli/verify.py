@@ -29,7 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def verify(args: argparse.Namespace) -> int:
-    from ledger.chain_verify import verify_store
+    from ledger.store.chain_verify import verify_store
 
     anchor = None if args.since_head is None else kept_head(args.since_head)
     verdict = verify_store(open_store(args, create=False), anchor)

@@ -93,7 +93,7 @@ def link(args: argparse.Namespace, given: str | None) -> int:
 
     if not args.business or not args.name:
         raise UsageError("ledger web link needs --business B and --name N (the owner it signs in)")
-    from ledger.owners import listed
+    from ledger.store.owners import listed
 
     store = open_store(args, create=False)
     try:

@@ -75,7 +75,7 @@ class _Report:
         self.rows: list[dict[str, Any]] = []
 
     def add(self, r: Any) -> None:
-        from ledger import events as ev
+        from ledger.core import events as ev
 
         self.decisions += 1
         self.external += bool(r.external)
@@ -96,7 +96,7 @@ class _Report:
                                "reason": a.after["reason"]} for a in replay.applied],
                   "not_applied": [c.command for c in replay.waiting],
                   "before": before, "after": after}
-        from ledger import codec
+        from ledger.core import codec
 
         totals["checksum"] = self.wi.checksum([*self.lines, codec.dumps(totals)])
         if self.args.table:
@@ -105,7 +105,7 @@ class _Report:
             emit(totals)
 
     def _out(self, row: dict[str, Any]) -> None:
-        from ledger import codec
+        from ledger.core import codec
 
         self.lines.append(codec.dumps(row))
         if self.args.table:
@@ -181,7 +181,8 @@ def _at(text: str) -> int | str:
 
 def _file_changes(args: argparse.Namespace) -> list[Any]:
     from commands.json_keys import duplicated
-    from ledger import codec, whatif as wi
+    from ledger.core import codec
+    from ledger import whatif as wi
 
     if args.changes is None:
         return []
@@ -209,7 +210,7 @@ def _file_changes(args: argparse.Namespace) -> list[Any]:
 
 def _rules(name: str | None) -> Any:
     """The `decide` a rules module provides, or the ledger's own."""
-    from ledger.decide import decide
+    from ledger.core.decide import decide
 
     if name is None:
         return decide

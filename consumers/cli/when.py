@@ -49,7 +49,8 @@ def last_recorded_by(store, at: str, last: int) -> int:
     the log: one writer at a time stamps and appends (the lease), so times rise with positions.
     Positions may have gaps (a rolled-back append's numbers): each probe reads the first event
     at or after its position."""
-    from ledger import codec, log_reads
+    from ledger.core import codec
+    from ledger.store import log_reads
 
     found, low, high = 0, 1, last
     while low <= high:

@@ -29,12 +29,12 @@ import aiohttp
 import orjson
 from sqlalchemy import BigInteger, Column, Integer, MetaData, Table, Text, select, update
 
-from ledger import sql
+from ledger.store import sql
 from ledger.retry import Backoff, first_line
-from ledger.events import EscalationClosed, EscalationRaised, event_row
-from ledger.payments import hmac_sha512_hex, sandbox_secret_default, signature_header
+from ledger.core.events import EscalationClosed, EscalationRaised, event_row
+from ledger.providers.base import hmac_sha512_hex, sandbox_secret_default, signature_header
 from ledger.service import utc_now
-from ledger.store import Store
+from ledger.store.database import Store
 
 log = logging.getLogger("ledger.notify")
 

@@ -18,7 +18,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from consumers.http.site import start_site
 from consumers.ops.metrics import CONTENT_TYPE, Consumer, Metrics
-from ledger.store import Store
+from ledger.store.database import Store
 
 log = logging.getLogger("ledger.health")
 PATHS = ("/healthz", "/metrics")

@@ -28,7 +28,7 @@ from aiohttp import web
 
 from consumers.http.site import is_loopback, parse_listen, serve_until_signalled, start_site, webhook_path
 from consumers.http import ops as ops_http
-from ledger.payments import MissingSecret
+from ledger.providers.base import MissingSecret
 from ledger.service import Ledger
 
 log = logging.getLogger("ledger.webhook")

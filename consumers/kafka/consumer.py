@@ -30,11 +30,11 @@ from consumers.kafka.stats import Every, Stats
 from consumers.kafka.topics import Topics, default_group, fetch_wait_ms_default
 from consumers.kafka.writer import Writer
 from ledger import bulk
-from ledger.agents import AgentKeys
-from ledger.owners import OwnerKeys
+from ledger.store.agents import AgentKeys
+from ledger.store.owners import OwnerKeys
 from ledger.retry import any_failure, retrying_async
 from ledger.service import Ledger
-from ledger.store import Store
+from ledger.store.database import Store
 
 log = logging.getLogger("ledger.kafka")
 

@@ -25,7 +25,7 @@ from aiokafka.structs import ConsumerRecord
 from sqlalchemy import BigInteger, Column, Integer, MetaData, String, Table, and_, or_, select, text
 from sqlalchemy.engine import Engine
 
-from ledger.store import Bound
+from ledger.store.database import Bound
 
 log = logging.getLogger("ledger.kafka")
 

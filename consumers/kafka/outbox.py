@@ -22,9 +22,9 @@ from sqlalchemy.engine import Engine
 
 from consumers.kafka.batches import message_bytes, message_bytes_max, send_all
 from consumers.kafka.topics import CORRELATION_HEADER, ERROR_HEADER, SOURCE_HEADER, TOKEN_HEADER, TRUNCATED_HEADER, Topics
-from ledger import codec
+from ledger.core import codec
 from ledger.retry import first_line
-from ledger.store import Bound
+from ledger.store.database import Bound
 
 log = logging.getLogger("ledger.kafka")
 error_header_bytes_max = 1024

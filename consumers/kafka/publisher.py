@@ -17,7 +17,7 @@ from aiokafka import AIOKafkaProducer, TopicPartition
 
 from consumers.kafka import outbox
 from ledger.retry import any_failure, first_line, retrying_async
-from ledger.store import Store, execute
+from ledger.store.database import Store, execute
 
 log = logging.getLogger("ledger.kafka")
 

@@ -26,9 +26,10 @@ from sqlalchemy import BigInteger, Column, MetaData, String, Table, select
 
 from consumers.kafka.batches import message_bytes_max, send_all
 from consumers.kafka.topics import Topics
-from ledger import codec, log_reads, sql
-from ledger.events import Event, event_row
-from ledger.store import Store
+from ledger.core import codec
+from ledger.store import log_reads, sql
+from ledger.core.events import Event, event_row
+from ledger.store.database import Store
 
 relay_events_max = 2000   # events a step reads and sends at most
 store_interval_s = 1.0    # how often the position reached is stored (a crash re-sends up to this much)

@@ -19,11 +19,11 @@ from consumers.kafka import offsets, outbox, unreadable
 from consumers.kafka.progress import Progress, read_stored
 from consumers.kafka.publisher import Publisher
 from consumers.kafka.topics import Topics
-from ledger.principals import Keys
+from ledger.store.principals import Keys
 from ledger import bulk
 from ledger.retry import any_failure, retrying_async
 from ledger.service import Ledger
-from ledger.store import Statement
+from ledger.store.database import Statement
 
 Parts = Mapping[TopicPartition, Sequence[ConsumerRecord]]  # a poll's records, by partition
 # A batch's statements for its transaction, from its outcomes (and each one's bytes as the claims

@@ -15,9 +15,9 @@ import anyio
 import orjson
 
 from consumers import agent_door
-from ledger.agents import Agent, AgentKeys
-from ledger.state import BusinessState
-from ledger.store import Store
+from ledger.store.agents import Agent, AgentKeys
+from ledger.core.state import BusinessState
+from ledger.store.database import Store
 
 kafka_timeout_s = 30.0
 

@@ -30,7 +30,7 @@ from commands import tools as definitions
 from consumers.mcp import tools
 from consumers.mcp import sessions
 from consumers.mcp.backends import Embedded, Reads, ViaKafka
-from ledger.agents import Agent
+from ledger.store.agents import Agent
 
 log = logging.getLogger("ledger.mcp")
 CONVERSATION_META, TURN_META, COMMAND_META = "ledger/conversation_id", "ledger/turn_id", "ledger/command_id"

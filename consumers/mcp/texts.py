@@ -5,7 +5,7 @@ fault (for `malformed` the field its error names), the figures (money in major u
 business's currency and that currency's digits), what to do next, and the words to say (the
 next step's, consumers/agent/next_step.py). It never tells the model that anything reached a
 person unless the outcome raised or joined an escalation: tests run every text through the
-promise backstop (ledger/promises.py), so none of its words may be one of its phrases.
+promise backstop (ledger/core/promises.py), so none of its words may be one of its phrases.
 """
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ from commands import tools as definitions
 from commands.limits import id_chars_max
 from consumers.mcp.texts import outcome_text
 from consumers.money import spoken
-from ledger.state import BusinessState
+from ledger.core.state import BusinessState
 from projections.orders import status as order_status
 
 COMMANDS = definitions.TOOLS  # tool name -> command type

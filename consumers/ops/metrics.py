@@ -21,7 +21,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from ledger import observe
-from ledger.store import Store
+from ledger.store.database import Store
 
 log = logging.getLogger("ledger.metrics")
 

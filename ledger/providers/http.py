@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ledger.payments import MissingSecret, PaymentConfigError, ProviderUnavailable, secret_env
+from ledger.providers.base import MissingSecret, PaymentConfigError, ProviderUnavailable, secret_env
 
 api_url_env = "LEDGER_PAYMENT_API_URL"
 timeout_env = "LEDGER_PAYMENT_TIMEOUT_S"

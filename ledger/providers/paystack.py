@@ -21,9 +21,9 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from commands.models import Id, PositiveInt
 from commands.parsing import first_error
-from ledger.payments import ProviderUnavailable, _header, hmac_sha512_matches
+from ledger.providers.base import ProviderUnavailable, _header, hmac_sha512_matches
 from ledger.providers.http import Client, Secret, config_from_env
-from ledger.webhook import Payment, Refusal, malformed, mismatch, peek, unreadable
+from ledger.core.webhook import Payment, Refusal, malformed, mismatch, peek, unreadable
 
 signature_header = "x-paystack-signature"
 api_url_default = "https://api.paystack.co"

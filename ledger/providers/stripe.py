@@ -22,9 +22,9 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from commands.currencies import minor_digits
 from commands.models import Id, PositiveInt
 from commands.parsing import first_error
-from ledger.payments import MissingSecret, ProviderUnavailable, _header
+from ledger.providers.base import MissingSecret, ProviderUnavailable, _header
 from ledger.providers.http import Client, Secret, config_from_env
-from ledger.webhook import Payment, Refusal, malformed, mismatch, peek, unreadable
+from ledger.core.webhook import Payment, Refusal, malformed, mismatch, peek, unreadable
 
 signature_header = "Stripe-Signature"
 api_url_default = "https://api.stripe.com"

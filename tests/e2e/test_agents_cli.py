@@ -8,7 +8,7 @@ import hashlib
 import pytest
 from sqlalchemy import text
 
-from ledger.store import Store
+from ledger.store.database import Store
 from tests.process import jsonl, ledger_run
 
 

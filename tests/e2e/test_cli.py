@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from ledger.store import Store
+from ledger.store.database import Store
 from tests.builders import UNKNOWN, customer, line, order, product
 from tests.given import a_shop, agent
 from tests.process import jsonl, ledger_run, lines_of

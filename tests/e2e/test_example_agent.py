@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from ledger.promises import promised_follow_up
-from ledger.store import Store
+from ledger.core.promises import promised_follow_up
+from ledger.store.database import Store
 from tests.projected import audit
 
 AGENT = Path(__file__).resolve().parents[2] / "examples" / "agent.py"

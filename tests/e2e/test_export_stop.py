@@ -12,7 +12,7 @@ import subprocess
 import time
 
 from ledger.service import Ledger
-from ledger.store import Store
+from ledger.store.database import Store
 from tests.builders import UNKNOWN, order
 from tests.given import a_shop, agent
 from tests.process import LEDGER

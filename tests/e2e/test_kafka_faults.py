@@ -15,7 +15,7 @@ from sqlalchemy import create_engine
 
 from consumers.kafka.offsets import offsets
 from ledger.service import Ledger
-from ledger.store import Store
+from ledger.store.database import Store
 from tests import builders as b
 from tests.conftest import PG_ADMIN_URL
 from tests.kafka_support import (Serve, applied, events_by_command, kafka_db, mixed_commands,  # noqa: F401

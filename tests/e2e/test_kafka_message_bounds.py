@@ -14,7 +14,7 @@ from aiokafka import AIOKafkaProducer
 from commands.limits import line_bytes_max
 from consumers.kafka.batches import message_bytes, message_bytes_max
 from consumers.kafka.topics import TRUNCATED_HEADER
-from ledger.store import Store
+from ledger.store.database import Store
 from tests import builders as b
 from tests.kafka_support import LEDGER, Serve, agent_token, new_topics, outcomes_by_command, read_topic, topic_args
 

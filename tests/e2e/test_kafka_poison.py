@@ -10,7 +10,7 @@ import psycopg
 import pytest
 
 from consumers.kafka.topics import ERROR_HEADER, SOURCE_HEADER
-from ledger.store import Store
+from ledger.store.database import Store
 from tests import builders as b
 from tests.kafka_support import (Serve, applied, events_by_command, kafka_db, new_topics,  # noqa: F401
                                  outcomes_by_command, produce, read_topic)

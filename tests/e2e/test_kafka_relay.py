@@ -10,7 +10,7 @@ from aiokafka import AIOKafkaProducer
 
 from consumers.kafka.relay import Relay, metadata as relay_metadata
 from ledger.service import Ledger
-from ledger.store import Store
+from ledger.store.database import Store
 from tests import builders as b
 from tests.kafka_support import Serve, new_topics, produce, read_topic, setup_commands
 

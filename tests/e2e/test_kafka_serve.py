@@ -11,8 +11,8 @@ import pytest
 from consumers.agent.client import LedgerClient
 from consumers.kafka.relay import ESCALATION_EVENTS
 from consumers.kafka.topics import CORRELATION_HEADER, ERROR_HEADER, SOURCE_HEADER
-from ledger.payments import SandboxProvider
-from ledger.store import Store
+from ledger.providers.base import SandboxProvider
+from ledger.store.database import Store
 from projections.projector import Projector
 from tests import builders as b
 from tests.broker import free_port

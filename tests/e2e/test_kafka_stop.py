@@ -13,7 +13,7 @@ from sqlalchemy import func, select
 
 from consumers.kafka import outbox
 from consumers.kafka.consumer import prepare_tables
-from ledger.store import Store, execute
+from ledger.store.database import Store, execute
 from tests import builders as b
 from tests.broker import free_port
 from tests.kafka_support import (LEDGER, Serve, kafka_db, new_topics, outcomes_by_command, produce,  # noqa: F401

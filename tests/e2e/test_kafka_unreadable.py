@@ -14,7 +14,7 @@ from aiokafka.record.util import calc_crc32c
 
 from consumers.kafka.unreadable import UNREADABLE_HEADER, SafeRecords, raw
 from consumers.kafka.topics import ERROR_HEADER, SOURCE_HEADER, TOKEN_HEADER
-from ledger.store import Store
+from ledger.store.database import Store
 from tests import builders as b
 from tests.kafka_support import (Serve, agent_token, events_by_command, kafka_db, new_topics,  # noqa: F401
                                  outcomes_by_command, produce, read_topic)

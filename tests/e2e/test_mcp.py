@@ -16,7 +16,7 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from commands.tools import facts_schema
-from ledger.store import Store
+from ledger.store.database import Store
 from tests.builders import UNKNOWN, known
 from tests.process import LEDGER, jsonl, ledger_run, lines_of
 from tests.builders import customer, product

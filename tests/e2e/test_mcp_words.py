@@ -12,9 +12,9 @@ import anyio
 import pytest
 
 from consumers.money import money
-from ledger.outcome import MONEY_DETAILS
-from ledger.promises import promised_follow_up
-from ledger.store import Store
+from ledger.core.outcome import MONEY_DETAILS
+from ledger.core.promises import promised_follow_up
+from ledger.store.database import Store
 from tests.builders import UNKNOWN, command, conflict, customer, known, product
 from tests.e2e.test_mcp import http, stdio
 from tests.process import jsonl, ledger_run, lines_of

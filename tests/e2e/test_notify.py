@@ -13,7 +13,7 @@ from aiohttp import web
 from sqlalchemy import select
 
 from consumers.http.notify import closes, deliveries, secret_from_env
-from ledger.payments import hmac_sha512_matches, sandbox_secret_default, signature_header
+from ledger.providers.base import hmac_sha512_matches, sandbox_secret_default, signature_header
 from tests.builders import command, known, line, order
 from tests.given import a_shop, agent, owner
 from tests.process import LEDGER

@@ -13,8 +13,8 @@ from urllib.parse import urlsplit
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from ledger.payments import SandboxProvider
-from ledger.store import Store
+from ledger.providers.base import SandboxProvider
+from ledger.store.database import Store
 from tests import builders as b
 from tests.broker import free_port
 from tests.kafka_support import LEDGER, Serve, kafka_db, new_topics, wait_until  # noqa: F401

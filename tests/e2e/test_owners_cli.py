@@ -8,10 +8,10 @@ import hashlib
 import pytest
 from sqlalchemy import text
 
-from ledger import agents as agents_module, owners as owners_module
-from ledger.agents import Agent
-from ledger.owners import Owner, OwnerKeys
-from ledger.store import Store
+from ledger.store import agents as agents_module, owners as owners_module
+from ledger.store.agents import Agent
+from ledger.store.owners import Owner, OwnerKeys
+from ledger.store.database import Store
 from tests.process import jsonl, ledger_run
 
 

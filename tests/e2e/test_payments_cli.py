@@ -8,9 +8,9 @@ import urllib.request
 import orjson
 import pytest
 
-from ledger.payments import SandboxProvider, sandbox_secret_default
+from ledger.providers.base import SandboxProvider, sandbox_secret_default
 from ledger.service import Ledger
-from ledger.store import Store
+from ledger.store.database import Store
 from tests.given import an_order_with_a_link
 from tests.process import LEDGER
 

@@ -5,7 +5,7 @@ import pytest
 
 from consumers.cli.common import batch_records_max
 from ledger.service import Ledger
-from ledger.store import Store
+from ledger.store.database import Store
 from projections.projector import Projector
 from projections.read import rows
 from tests.builders import UNKNOWN, customer, line, order, product, raw

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from bench import synthetic
-from ledger.store import Store
+from ledger.store.database import Store
 
 EVENTS = 1_000_000
 RSS_MAX_KB = 128 * 1024  # the interpreter and its libraries are ~80 MB of it

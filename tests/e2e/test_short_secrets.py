@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from ledger.payments import secret_bytes_min
+from ledger.providers.base import secret_bytes_min
 from tests.process import ledger_run
 
 

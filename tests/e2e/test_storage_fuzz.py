@@ -19,7 +19,7 @@ from typing import Any
 from commands.invisible import has_invisible
 from commands.limits import id_chars_max, text_chars_max
 from ledger.service import Ledger
-from ledger.store import Store
+from ledger.store.database import Store
 from tests.builders import command, conflict, known, line
 from tests.process import LEDGER
 

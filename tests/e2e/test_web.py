@@ -7,7 +7,7 @@ import re
 import aiohttp
 import pytest
 
-from ledger.store import Store
+from ledger.store.database import Store
 from tests.projected import audit
 from tests.process import ledger_run
 from tests.web_support import SHOP_A, TOKEN_A, TOKEN_B, csrf_of, given_two_shops, ledger_web

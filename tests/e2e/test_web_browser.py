@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from ledger.service import Ledger
-from ledger.store import Store
+from ledger.store.database import Store
 from tests.given import agent
 from tests.projected import audit
 from tests.web_support import (PROMISE, SHOP_A, TOKEN_A, given_credit_blocks, given_two_shops, ledger_web,

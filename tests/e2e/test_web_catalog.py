@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from consumers.money import money
-from ledger.store import Store
+from ledger.store.database import Store
 from tests.given import CREDIT_LIMIT
 from tests.e2e.test_web import bearer, exchange
 from tests.e2e.test_web_owner import follow, get, notice

@@ -11,7 +11,7 @@ import re
 import aiohttp
 from urllib.parse import parse_qsl, urlsplit
 
-from ledger.store import Store
+from ledger.store.database import Store
 from tests.projected import audit
 from tests.e2e.test_web import bearer, exchange
 from tests.process import ledger_run

@@ -3,7 +3,7 @@ message's rejection, never the batch's failure (which serve would try again for 
 from __future__ import annotations
 
 from consumers import agent_door
-from ledger.agents import AgentKeys
+from ledger.store.agents import AgentKeys
 from tests.builders import command, known, raw
 
 

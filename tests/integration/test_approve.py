@@ -10,9 +10,9 @@ import json
 import pytest
 
 from commands.parsing import Parsed, parse
-from ledger import events as ev
-from ledger.decide import Stamp, decide
-from ledger.state import BusinessState
+from ledger.core import events as ev
+from ledger.core.decide import Stamp, decide
+from ledger.core.state import BusinessState
 from tests.builders import command, known, line, order, raw
 
 SHOP, AT = "shop-1", "2026-12-01T12:00:00.000000Z"
@@ -186,7 +186,7 @@ def test_the_approval_is_taken_only_at_the_owner_door():
 # --- `ledger admin apply` on SQLite and PostgreSQL ---------------------------------------
 
 def test_an_owner_approves_a_blocked_order_with_ledger_admin_apply(ledger, store, db_url, tmp_path):
-    from ledger.events import event_row
+    from ledger.core.events import event_row
     from tests.given import a_shop as a_real_shop, agent, appended, types
     from tests.projected import audit
     from tests.inproc import jsonl, ledger_done

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ledger.service import Ledger
-from ledger.store import Store
+from ledger.store.database import Store
 from projections.projector import Projector
 from tests.builders import UNKNOWN, command, line, order
 from tests.given import a_shop, agent, an_order_with_a_link, pay

@@ -1,11 +1,11 @@
 """The promise backstop: a reply that promises a person will follow up gets an escalation.
 
-The phrase list is data (ledger/promises.txt); these are its tests, first on the matcher,
+The phrase list is data (ledger/core/promises.txt); these are its tests, first on the matcher,
 then through the ledger.
 """
 import pytest
 
-from ledger.promises import normalise, phrases, promised_follow_up
+from ledger.core.promises import normalise, phrases, promised_follow_up
 from tests.builders import command, customer, known, line, order, product, raw
 
 MUST_ESCALATE = [
@@ -113,7 +113,7 @@ def test_the_list_covers_english_and_pidgin():
 
 def _phrase_file_lines():
     from importlib import resources
-    text = resources.files("ledger").joinpath("promises.txt").read_text("utf-8")
+    text = resources.files("ledger.core").joinpath("promises.txt").read_text("utf-8")
     return [l.strip() for l in text.splitlines() if l.strip() and not l.lstrip().startswith("#")]
 
 

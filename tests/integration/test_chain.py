@@ -10,9 +10,9 @@ import uuid
 import pytest
 from sqlalchemy import create_engine, text
 
-from ledger.chain import GENESIS, link
-from ledger.chain_verify import chained, stored_rows
-from ledger.store import Store
+from ledger.store.chain import GENESIS, link
+from ledger.store.chain_verify import chained, stored_rows
+from ledger.store.database import Store
 from tests.builders import UNKNOWN, line, order
 from tests.given import a_shop, agent
 from tests.inproc import jsonl, ledger_main
@@ -293,7 +293,7 @@ def a_chain(n: int) -> tuple[list, list]:
 @pytest.mark.parametrize("event_page,link_page", [(3, 2), (2, 3), (4, 4), (1, 7)])
 @pytest.mark.parametrize("at", [1, 4, 6, 12])
 def test_verify_finds_each_tampering_at_its_position_whatever_the_pages(event_page, link_page, at):
-    from ledger.chain_verify import verify as verify_pages
+    from ledger.store.chain_verify import verify as verify_pages
     events, links = a_chain(12)
     i = at - 1
     altered = events[:i] + [(at, STREAM, at, "ReplyRecorded", b'{"n":0}')] + events[i + 1:]

@@ -9,9 +9,9 @@ import json
 import pytest
 from sqlalchemy import create_engine, text
 
-from ledger.recorder import stream_id
+from ledger.store.recorder import stream_id
 from ledger.service import Ledger
-from ledger.store import Store
+from ledger.store.database import Store
 from tests.builders import line, order
 from tests.given import a_shop, agent
 from tests.inproc import jsonl, ledger_main

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import inspect, text
 
-from ledger.chain import ChainBroken
+from ledger.store.chain import ChainBroken
 from ledger.service import Ledger
-from ledger.store import Store
+from ledger.store.database import Store
 from tests.builders import line, order, product, raw
 from tests.given import a_shop, agent
 from tests.inproc import jsonl, ledger_main

@@ -1,6 +1,6 @@
 """The command as claimed (CONTRACT 12): every decided command's envelope and facts, as given,
 on the first event it appended, in the same transaction."""
-from ledger import codec
+from ledger.core import codec
 from tests.builders import UNKNOWN, command, conflict, known, line, order
 from tests.given import a_shop, agent, appended, owner
 

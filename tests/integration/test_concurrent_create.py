@@ -10,7 +10,7 @@ import threading
 
 import pytest
 
-from ledger.store import Store
+from ledger.store.database import Store
 from projections.projector import Projector
 
 openers = 6

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ledger.promises import promised_follow_up
+from ledger.core.promises import promised_follow_up
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ledger.service import Ledger
-from ledger.store import Store
+from ledger.store.database import Store
 from tests.builders import UNKNOWN, order
 from tests.given import a_shop, agent
 from tests.inproc import jsonl, ledger_main

@@ -10,7 +10,7 @@ from commands.facts import Fact, is_empty
 from commands.models import Facts
 from consumers.cli import main
 from consumers.agent.fuzz import deterministic_ledger, every_required_known, run
-from ledger.store import Store
+from ledger.store.database import Store
 
 
 @pytest.fixture

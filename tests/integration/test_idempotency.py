@@ -7,7 +7,7 @@ import pytest
 from sqlalchemy import Column, MetaData, String, Table
 
 from ledger.service import Ledger
-from ledger.store import Claim, IntegrityError, Store
+from ledger.store.database import Claim, IntegrityError, Store
 from tests.builders import UNKNOWN, customer, line, order, product, raw
 from tests.given import RICE_STOCK, a_shop, agent, appended, available, owner, types
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy import text
 
 from ledger.service import Ledger
-from ledger.store import Store
+from ledger.store.database import Store
 from tests.builders import line, order
 from tests.given import RICE_STOCK, a_shop, agent, available
 

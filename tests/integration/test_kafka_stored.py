@@ -7,8 +7,8 @@ from aiokafka.structs import ConsumerRecord
 from consumers.kafka import offsets, outbox
 from consumers.kafka.progress import read_stored
 from consumers.kafka.topics import Topics
-from ledger import codec
-from ledger.store import execute
+from ledger.core import codec
+from ledger.store.database import execute
 
 TP = TopicPartition("ledger.commands", 0)
 OTHER = TopicPartition("ledger.commands", 1)

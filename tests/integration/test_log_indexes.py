@@ -1,5 +1,5 @@
 """`ledger audit command` reads a command's events and its business's currency by the log's
-indexes (ledger/log_indexes.py), on SQLite and PostgreSQL."""
+indexes (ledger/store/log_indexes.py), on SQLite and PostgreSQL."""
 from __future__ import annotations
 
 from ledger.evidence import decisions

@@ -7,7 +7,7 @@ import sys
 def test_metrics_render_the_log_position_when_aiokafka_cannot_be_imported(store, db_url):
     # given: a ledger's database, and a process where aiokafka cannot be imported
     code = ("import sys; sys.modules['aiokafka'] = None\n"
-            "from consumers.ops.metrics import Metrics\nfrom ledger.store import Store\n"
+            "from consumers.ops.metrics import Metrics\nfrom ledger.store.database import Store\n"
             f"sys.stdout.write(Metrics(Store({db_url!r})).render().decode())")
     # when
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

@@ -7,7 +7,7 @@ import pytest
 from sqlalchemy import delete, func, select
 
 from ledger.service import Ledger
-from ledger.kept_orders import links, orders
+from ledger.store.kept_orders import links, orders
 from tests.builders import line, order, payment_link
 from tests.given import RICE_PRICE, a_shop, agent, pay
 

@@ -8,8 +8,8 @@ from aiokafka.structs import ConsumerRecord
 
 from consumers.kafka import outbox
 from consumers.kafka.topics import Topics
-from ledger import codec
-from ledger.store import execute
+from ledger.core import codec
+from ledger.store.database import execute
 from tests.builders import conflict, product, raw
 
 GROUP = "ledger"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from consumers import agent_door
-from ledger import agents
-from ledger.agents import AgentKeys
+from ledger.store import agents
+from ledger.store.agents import AgentKeys
 from tests.builders import command, customer, known, line, order, payment_link, product, raw
 
 

@@ -7,7 +7,7 @@ import pytest
 
 from consumers.http.site import parse_listen
 from consumers.http.webhook import start, webhook_path
-from ledger.payments import MissingSecret, SandboxProvider, signature_header
+from ledger.providers.base import MissingSecret, SandboxProvider, signature_header
 from ledger.service import Ledger
 from tests.given import an_order_with_a_link, appended, types
 

@@ -5,9 +5,9 @@ import orjson
 import pytest
 from sqlalchemy import text
 
-from ledger.payments import SandboxProvider, signature_header
+from ledger.providers.base import SandboxProvider, signature_header
 from ledger.service import Ledger
-from ledger.store import Store
+from ledger.store.database import Store
 from tests.given import an_order_with_a_link, appended, pay, types
 
 

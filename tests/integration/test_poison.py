@@ -107,7 +107,7 @@ def test_ledger_process_answers_every_line_around_a_refused_one(store, db_url, t
 
 
 def test_only_connection_failures_are_worth_retrying(tmp_path):
-    from ledger.store import Store
+    from ledger.store.database import Store
     away = Store("postgresql+psycopg://nobody@127.0.0.1:1/none")
     with pytest.raises(Exception) as caught:
         away.max_position()

@@ -6,7 +6,7 @@ import psycopg
 import pytest
 from sqlalchemy import text
 
-from ledger.store import Store
+from ledger.store.database import Store
 from projections.blocks import blocks
 from projections.orders import orders
 from projections.projector import Projector

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ledger.payments import SandboxProvider
+from ledger.providers.base import SandboxProvider
 from projections.read import NotApplicable
 from tests.builders import UNKNOWN, command, conflict, customer, known, line, order, payment_link, product, raw
 from tests.given import RICE_PRICE, a_shop, agent, an_order_with_a_link, owner, pay

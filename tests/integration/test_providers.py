@@ -9,7 +9,7 @@ import time
 import pytest
 
 from consumers.http.webhook import http_status
-from ledger.payments import PaymentProvider
+from ledger.providers.base import PaymentProvider
 from ledger.providers.paystack import PaystackProvider
 from ledger.providers.stripe import StripeProvider
 from ledger.service import Ledger

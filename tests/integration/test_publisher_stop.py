@@ -9,7 +9,7 @@ from aiokafka import AIOKafkaProducer, TopicPartition
 
 from consumers.kafka import outbox
 from consumers.kafka.publisher import Publisher, outbox_batches_max
-from ledger.store import Store
+from ledger.store.database import Store
 from tests.kafka_support import new_topics, read_topic
 
 pytestmark = pytest.mark.kafka

@@ -4,7 +4,7 @@ import orjson
 
 from consumers.kafka import relay
 from consumers.kafka.topics import Topics
-from ledger.events import event_row
+from ledger.core.events import event_row
 from tests.builders import conflict, known, product, raw
 
 LONG = "x" * 10_000

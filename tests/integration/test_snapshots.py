@@ -1,5 +1,5 @@
 """A business's state from its latest snapshot plus the events after it decides as the fold of
-its whole log does (ledger/snapshots.py), on SQLite and PostgreSQL.
+its whole log does (ledger/store/snapshots.py), on SQLite and PostgreSQL.
 
 The property: over random streams of owner, agent and provider inputs, a snapshot taken at any
 point of the stream, plus the events after it, holds what the full fold holds, and what it does
@@ -16,11 +16,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import delete, insert, select
 
-from ledger import snapshots, states as states_module
+from ledger.store import snapshots
+from ledger import states as states_module
 from ledger.service import Ledger
-from ledger.state import BusinessState
+from ledger.core.state import BusinessState
 from ledger.states import States
-from ledger.store import Store
+from ledger.store.database import Store
 from tests.builders import command, customer, known, line, order, payment_link, product, raw
 from tests.given import pay
 

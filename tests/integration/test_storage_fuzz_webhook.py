@@ -12,7 +12,7 @@ import json
 import orjson
 
 from consumers.http.webhook import webhook_path
-from ledger.payments import signature_header
+from ledger.providers.base import signature_header
 from projections.columns import COLUMNS
 from tests.given import an_order_with_a_link
 from tests.projected import audit

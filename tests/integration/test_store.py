@@ -7,11 +7,11 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import text
 
-from ledger import events as ev
-from ledger.claims import Claim
-from ledger.kept_orders import KeptOrder
-from ledger.state import Order
-from ledger.store import IntegrityError, Store
+from ledger.core import events as ev
+from ledger.store.claims import Claim
+from ledger.store.kept_orders import KeptOrder
+from ledger.core.state import Order
+from ledger.store.database import IntegrityError, Store
 from tests.decided import a_customer, a_product, an_order, fold
 
 RICE = 45000

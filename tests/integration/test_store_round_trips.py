@@ -8,9 +8,9 @@ import time
 import psycopg
 import pytest
 
-from ledger import pg, sql
-from ledger.claims import Claim
-from ledger.store import Store
+from ledger.store import pg, sql
+from ledger.store.claims import Claim
+from ledger.store.database import Store
 
 
 def claim(business: str, key: str) -> Claim:

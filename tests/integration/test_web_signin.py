@@ -197,7 +197,7 @@ def test_sign_out_without_the_forms_csrf_token_changes_nothing(store):
 
 
 def test_revoking_the_owner_ends_their_sessions_and_token_without_a_restart(store):
-    from ledger import owners
+    from ledger.store import owners
 
     async def talk(session, base):
         await session.post(base + "/sign-in", data={"token": TOKEN}, allow_redirects=False)
@@ -213,7 +213,7 @@ def test_revoking_the_owner_ends_their_sessions_and_token_without_a_restart(stor
 
 
 def test_an_agents_token_signs_nobody_in(store):
-    from ledger import agents
+    from ledger.store import agents
 
     bot = agents.register(Ledger(store), "shop-1", "bot")
 

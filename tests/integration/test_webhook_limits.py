@@ -10,10 +10,10 @@ import pytest
 from sqlalchemy import inspect, text
 
 from commands.limits import amount_max
-from ledger import unsigned_webhooks
-from ledger.payments import signature_header
+from ledger.store import unsigned_webhooks
+from ledger.providers.base import signature_header
 from ledger.service import Ledger
-from ledger.store import Store
+from ledger.store.database import Store
 from tests.given import an_order_with_a_link, appended, pay
 from tests.projected import audit
 from tests.inproc import jsonl, ledger_done

@@ -14,9 +14,9 @@ import uuid
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ledger import codec, events as ev
+from ledger.core import codec, events as ev
 from ledger.service import Ledger
-from ledger.store import Store
+from ledger.store.database import Store
 from ledger.whatif import Replay
 from tests.builders import command, customer, known, line, order, payment_link, product
 from tests.given import agent, owner, pay
@@ -161,7 +161,7 @@ def test_a_rules_module_is_tried_against_history(ledger, db_url, tmp_path):
     _ada_blocked_then_paid(ledger)
     rules = tmp_path / "no_big_orders.py"
     rules.write_text(textwrap.dedent("""
-        from ledger.decide import Blocked, block, decide as ledgers
+        from ledger.core.decide import Blocked, block, decide as ledgers
         def decide(state, command, stamp):
             lines = command.facts.lines.value if command.type == "PlaceOrder" and command.facts.lines.known else []
             if sum(l.quantity for l in lines) > 5:

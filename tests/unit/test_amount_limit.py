@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from commands.limits import amount_max
-from ledger import events as ev
-from ledger.decide import over_amount_max
+from ledger.core import events as ev
+from ledger.core.decide import over_amount_max
 from tests.builders import command, known, line, order
 from tests.decided import ORDER_ID, a_customer, a_product, blocked, ctx, given, priced
 

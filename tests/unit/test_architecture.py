@@ -2,7 +2,7 @@
 the layers: commands <- ledger <- projections <- consumers."""
 from pathlib import Path
 
-from bench.architecture import doc_path, edges, render, room, stored, upward
+from bench.architecture import doc_path, edges, impure, render, room, stored, upward
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -25,9 +25,9 @@ def test_no_import_runs_back_up_the_layers():
 def test_an_import_back_up_is_found_wherever_it_is_written(tmp_path):
     # given: ledger imports projections inside a function, relatively; projections imports ledger
     _write(tmp_path, "ledger/__init__.py", "")
-    _write(tmp_path, "ledger/store.py", "def f():\n    from ..projections import rows\n")
+    _write(tmp_path, "ledger/service.py", "def f():\n    from ..projections import rows\n")
     _write(tmp_path, "projections/__init__.py", "")
-    _write(tmp_path, "projections/rows.py", "from ledger.store import f\n")
+    _write(tmp_path, "projections/rows.py", "from ledger.service import f\n")
     # when
     found = edges(tmp_path)
     # then
@@ -40,9 +40,9 @@ def test_a_door_package_inside_consumers_is_a_room_of_its_own(tmp_path):
     _write(tmp_path, "consumers/__init__.py", "")
     _write(tmp_path, "consumers/follow.py", "")
     _write(tmp_path, "consumers/kafka/__init__.py", "")
-    _write(tmp_path, "consumers/kafka/serve.py", "import ledger.store\n")
+    _write(tmp_path, "consumers/kafka/serve.py", "import ledger.service\n")
     _write(tmp_path, "consumers/cli/kafka.py", "from consumers import kafka, follow\n")
-    _write(tmp_path, "ledger/store.py", "")
+    _write(tmp_path, "ledger/service.py", "")
     # when
     found = edges(tmp_path)
     # then
@@ -50,3 +50,40 @@ def test_a_door_package_inside_consumers_is_a_room_of_its_own(tmp_path):
     assert found == {("consumers/cli", "consumers/kafka"), ("consumers/cli", "consumers"),
                      ("consumers/kafka", "ledger")}
     assert "consumers_cli --> consumers_kafka" in render(found)
+
+
+def test_the_core_imports_no_io():
+    assert impure(ROOT) == []
+
+
+def test_a_core_module_importing_the_store_or_an_io_library_is_found(tmp_path):
+    # given: a core module that reads the clock, the database and the store
+    _write(tmp_path, "ledger/__init__.py", "")
+    _write(tmp_path, "ledger/core/__init__.py", "")
+    _write(tmp_path, "ledger/store/__init__.py", "")
+    _write(tmp_path, "ledger/store/sql.py", "")
+    _write(tmp_path, "ledger/core/decide.py",
+           "import time\nfrom dataclasses import dataclass\nfrom . import state\n"
+           "def f():\n    import sqlalchemy\n    from ledger.store import sql\n")
+    _write(tmp_path, "ledger/core/state.py", "")
+    # when
+    found = impure(tmp_path)
+    # then
+    assert found == [("ledger/core/decide.py", "ledger.store"),
+                     ("ledger/core/decide.py", "sqlalchemy"), ("ledger/core/decide.py", "time")]
+    assert upward(edges(tmp_path)) == [("ledger/core", "ledger/store")]
+
+
+def test_inside_ledger_the_store_may_not_import_the_runtime(tmp_path):
+    # given: the store imports the runtime's service; the runtime imports the store and the core
+    _write(tmp_path, "ledger/__init__.py", "")
+    _write(tmp_path, "ledger/service.py", "from ledger.store import sql\nfrom ledger.core import decide\n")
+    _write(tmp_path, "ledger/store/__init__.py", "")
+    _write(tmp_path, "ledger/store/sql.py", "from ledger import service\n")
+    _write(tmp_path, "ledger/core/__init__.py", "")
+    _write(tmp_path, "ledger/core/decide.py", "")
+    # when
+    found = edges(tmp_path)
+    # then
+    assert room("ledger/store/sql.py") == "ledger/store" and room("ledger/service.py") == "ledger"
+    assert upward(found) == [("ledger/store", "ledger")]

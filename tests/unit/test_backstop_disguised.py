@@ -3,7 +3,7 @@ full-width and styled forms, and letters of other scripts that look Latin hide n
 import pytest
 
 from commands.invisible import INVISIBLE_RANGES
-from ledger.promises import fold, normalise, promised_follow_up, readings
+from ledger.core.promises import fold, normalise, promised_follow_up, readings
 
 DISGUISED_PROMISES = [
     # invisible format characters (Unicode category Cf)

@@ -28,7 +28,7 @@ def test_the_tools_subcommand_offers_the_formats_the_definitions_know():
 
 def test_a_query_loads_the_database_but_no_http_or_kafka_stack_nor_the_projections(tmp_path):
     url = f"sqlite:///{tmp_path}/ledger.db"
-    from ledger.store import Store
+    from ledger.store.database import Store
     Store(url).create_tables()  # a read needs a ledger to read
     run = f"from consumers.cli import main; main(['query', 'price', '--business', 'b', '--sku', 's', '--db', {url!r}])"
     assert loaded_after(run) == ["sqlalchemy", "eventsourcing"]

@@ -1,7 +1,7 @@
 """A page of the log read for a fold gives each event's fields exactly as the event itself
 would hold them: integers past 64 bits stay exact, and a page without one reads the same."""
 
-from ledger import codec
+from ledger.core import codec
 
 
 def _row(position: int, unit_price: int) -> tuple[int, str, bytes]:

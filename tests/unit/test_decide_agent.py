@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from ledger import events as ev
-from ledger.link_rules import link_reference, link_request_abandoned_s
+from ledger.core import events as ev
+from ledger.core.link_rules import link_reference, link_request_abandoned_s
 from tests.builders import UNKNOWN, command, conflict, known, line, order, payment_link
 from tests.decided import (ESCALATION_ID, ORDER_ID, a_customer, a_link, a_payment, a_product, an_order,
                            blocked, ctx, escalated, given, priced)

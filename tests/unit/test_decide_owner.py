@@ -3,7 +3,7 @@ nothing registered twice, nothing changed that does not exist, escalations close
 an approval places the order a credit-limit block held."""
 from __future__ import annotations
 
-from ledger import events as ev
+from ledger.core import events as ev
 from tests.builders import command, customer, known, line, order, product
 from tests.decided import (ESCALATION_ID, ORDER_ID, a_customer, a_product, an_order, blocked, ctx, escalated, given,
                            priced)

@@ -1,4 +1,4 @@
-"""How an event is made: every type's `__init__` (ledger/events.py sets its fields in one
+"""How an event is made: every type's `__init__` (ledger/core/events.py sets its fields in one
 dict) keeps the dataclass's contract: keyword-only, its fields in declaration order (the
 order the log stores them in), defaults and fresh factory values, frozen, and the same
 TypeError for a field missing or unknown. And the ids the shell stamps are UUIDv7s."""
@@ -9,7 +9,7 @@ import uuid
 
 import pytest
 
-from ledger import events as ev
+from ledger.core import events as ev
 from ledger.ids import time_ordered_id
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from ledger import events as ev
-from ledger.event_docs import render
+from ledger.core import events as ev
+from ledger.core.event_docs import render
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "events.md"
 

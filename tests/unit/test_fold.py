@@ -2,7 +2,7 @@
 stock, exposure, what an order still owes, its live link, and the orders an owner may approve."""
 from __future__ import annotations
 
-from ledger import events as ev
+from ledger.core import events as ev
 from ledger.states import keep_recent
 from tests.builders import command, line, order
 from tests.decided import (ESCALATION_ID, a_customer, a_link, a_payment, a_product, an_order, blocked, escalated,

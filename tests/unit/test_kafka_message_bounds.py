@@ -11,8 +11,8 @@ from aiokafka.structs import ConsumerRecord
 from consumers.kafka import outbox, relay
 from consumers.kafka.batches import message_bytes, message_bytes_max
 from consumers.kafka.topics import CORRELATION_HEADER, ERROR_HEADER, SOURCE_HEADER, TOKEN_HEADER, TRUNCATED_HEADER, Topics
-from ledger import codec
-from ledger.events import OrderPlaced
+from ledger.core import codec
+from ledger.core.events import OrderPlaced
 
 TOPICS = Topics()
 

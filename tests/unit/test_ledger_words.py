@@ -8,7 +8,7 @@ import pytest
 
 from consumers.agent.next_step import next_step, table
 from consumers.mcp.texts import outcome_text
-from ledger.promises import promised_follow_up
+from ledger.core.promises import promised_follow_up
 from tests.unit.test_next_step import EXAMPLES, blocked
 
 DOOR_REFUSALS = ("not_permitted", "unauthenticated", "malformed", "command_id_reused")

@@ -1,8 +1,8 @@
 """The log's index on command ids reads the id where `codec.encode` writes it (ledger.log_indexes.py)."""
 import dataclasses
 
-from ledger import codec, events as ev
-from ledger.log_indexes import _KEY, _NEXT
+from ledger.core import codec, events as ev
+from ledger.store.log_indexes import _KEY, _NEXT
 
 
 def test_every_event_type_starts_with_its_business_command_id_and_time():

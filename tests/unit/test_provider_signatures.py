@@ -16,7 +16,7 @@ import pytest
 
 from ledger.providers.paystack import PaystackProvider
 from ledger.providers.stripe import StripeProvider, from_stripe, signature_tolerance_s, to_stripe
-from ledger.webhook import Payment, Refusal
+from ledger.core.webhook import Payment, Refusal
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 PAYSTACK_BODY = (FIXTURES / "paystack_charge_success.json").read_bytes().strip()
@@ -135,7 +135,7 @@ def test_stripe_amounts_are_the_ledgers_minor_units_converted_where_stripe_count
 
 
 def test_an_adapter_without_its_secret_refuses_to_start():
-    from ledger.payments import MissingSecret
+    from ledger.providers.base import MissingSecret
 
     with pytest.raises(MissingSecret):
         PaystackProvider({})

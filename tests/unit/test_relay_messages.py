@@ -7,8 +7,8 @@ import orjson
 import pytest
 
 from consumers.kafka import relay
-from ledger import codec
-from ledger.events import PaymentReceived, ProductRegistered, event_row
+from ledger.core import codec
+from ledger.core.events import PaymentReceived, ProductRegistered, event_row
 
 HOSTILE_NAMES = ["Rice \u0000 bag", "x" * 10_000, "Reis, 5 kg \u00e4 \u4e2d \U0001f35a \"quoted\" \\"]
 NEAR_64_BITS = [2**63 - 1, 2**63, 2**64 - 1, -(2**63)]

@@ -44,13 +44,13 @@ def test_the_serve_loop_class_is_server_or_else_the_largest_class_in_the_kafka_r
 
 def test_dialect_branches_and_orders_read_in_decide_are_found(tmp_path):
     # given
-    _write(tmp_path, "ledger/decide.py", "orders_read = 1\n")
-    _write(tmp_path, "ledger/sql.py", "if e.dialect.name == 'sqlite' or c.paramstyle: pass\n")
+    _write(tmp_path, "ledger/core/decide.py", "orders_read = 1\n")
+    _write(tmp_path, "ledger/store/sql.py", "if e.dialect.name == 'sqlite' or c.paramstyle: pass\n")
     _write(tmp_path, "projections/rows.py", "x = 1\n")
     # when
     shape = measure(tmp_path)
     # then
-    assert [(s.name, s.lines) for s in shape.dialect_modules] == [("ledger/sql.py", 2)]
+    assert [(s.name, s.lines) for s in shape.dialect_modules] == [("ledger/store/sql.py", 2)]
     assert shape.decide_names_orders_read
-    _write(tmp_path, "ledger/decide.py", "x = 1\n")
+    _write(tmp_path, "ledger/core/decide.py", "x = 1\n")
     assert not measure(tmp_path).decide_names_orders_read

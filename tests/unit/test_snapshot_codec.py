@@ -1,14 +1,15 @@
 """A snapshot holds every field of a business's state but the orders, which have rows of their own."""
 import dataclasses
 
-from ledger import codec, events as ev, snapshots
-from ledger.state import BusinessState
+from ledger.core import codec, events as ev
+from ledger.store import snapshots
+from ledger.core.state import BusinessState
 from tests.builders import line, order
 from tests.decided import a_customer, a_product, an_order, fold
 from tests.unit.test_fold import held_block
 
 # Each field of BusinessState, by the key a snapshot holds it under; the orders and link
-# references have rows of their own (ledger/kept_orders.py), the id and version a column each.
+# references have rows of their own (ledger/store/kept_orders.py), the id and version a column each.
 ENCODED_AS = {"currency": "currency", "products": "products", "customers": "customers", "link_requests": "link_requests",
               "escalations": "escalations", "turns": "escalated_turns", "held": "held_orders", "blocked": "_blocked"}
 NOT_IN_THE_STATE_JSON = {"business_id", "version", "orders", "link_orders"}

@@ -23,7 +23,7 @@ import orjson
 from consumers.http.web.auth import Owner
 from consumers.http.web.words import reason as reason_words
 from consumers.money import money
-from ledger.store import Store
+from ledger.store.database import Store
 
 web_source = "web"
 did_max = 4  # the most commands one click makes

@@ -1,7 +1,7 @@
 """Who may use the pages: the business's owners, by the tokens `ledger owners add` printed,
 and CSRF tokens for forms.
 
-One list of people for the web and Kafka's owner door (ledger/owners.py): each token is
+One list of people for the web and Kafka's owner door (ledger/store/owners.py): each token is
 scoped to its one business, and the owner's name is who acts (the `agent_id` of every
 command the pages send). The list is read again whenever someone is added or revoked.
 
@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 from urllib.parse import unquote
 
-from ledger.owners import Owner, OwnerKeys
-from ledger.store import Store
+from ledger.store.owners import Owner, OwnerKeys
+from ledger.store.database import Store
 
 if TYPE_CHECKING:
     from aiohttp import web  # annotations only: the command line loads this module without aiohttp

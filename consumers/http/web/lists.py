@@ -12,7 +12,7 @@ from sqlalchemy import func, select, type_coerce
 from sqlalchemy.engine import Connection
 from sqlalchemy.types import Text
 
-from ledger.store import Store
+from ledger.store.database import Store
 from projections.blocks import blocks as proj_blocks
 from projections.intents import intents as proj_intents
 from projections.orders import customers as proj_customers, orders as proj_orders, stock

@@ -6,7 +6,7 @@ from aiohttp import web
 from consumers.http.web import lists, pages, query
 from consumers.http.web.base import SITE, page
 from consumers.http.web.words import REASONS
-from ledger import unsigned_webhooks
+from ledger.store import unsigned_webhooks
 
 ORDER_STATUSES = ("open", "partially_paid", "paid")
 

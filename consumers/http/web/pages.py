@@ -16,8 +16,8 @@ from sqlalchemy import func, select, tuple_
 from sqlalchemy.engine import Connection
 
 from consumers.http.web.held import Held, held_order, held_orders  # noqa: F401 (held_order: queue_view.py)
-from ledger import events as ev
-from ledger.store import Store
+from ledger.core import events as ev
+from ledger.store.database import Store
 from projections.businesses import currencies
 from projections.escalations import escalations
 from projections.intents import intents

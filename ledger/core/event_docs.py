@@ -9,8 +9,9 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import re
+from collections.abc import Callable
 
-from ledger import events as ev
+from ledger.core import events as ev
 
 # Integer fields that hold money: always whole minor units of the business's currency.
 MONEY = {"unit_price", "credit_limit", "total", "amount", "overpaid_amount", "paid", "line_total", "exposure",
@@ -53,7 +54,7 @@ _COMMENT = re.compile(r"^\s+(\w+):[^#]*#\s*(.+)$")
 
 INTRO = """# Events
 
-Generated from the event classes in `ledger/events.py` by `ledger docs events`; do not edit
+Generated from the event classes in `ledger/core/events.py` by `ledger docs events`; do not edit
 by hand (a test holds this file to the generator). Every event is one JSON object in the log
 (`ledger events` prints it with its `position` and `type`). Money is an integer number of
 minor units (kobo, cents) of the business's currency; amounts are never floats.
@@ -78,7 +79,7 @@ def render() -> str:
     return "".join(parts)
 
 
-def _rows(cls: type, keep) -> list[str]:
+def _rows(cls: type, keep: Callable[[str], bool]) -> list[str]:
     notes = _comments(cls)
     rows = []
     for f in dataclasses.fields(cls):

@@ -12,10 +12,10 @@ from typing import Any, NamedTuple
 from commands import models as m
 from commands.limits import amount_max
 from commands.parsing import NotPermitted, Rejection
-from ledger import events as ev
-from ledger.link_rules import abandoned as _abandoned, link_reference, link_request_abandoned_s
-from ledger.promises import promised_follow_up
-from ledger.state import BusinessState, Customer
+from ledger.core import events as ev
+from ledger.core.link_rules import abandoned as _abandoned, link_reference, link_request_abandoned_s
+from ledger.core.promises import promised_follow_up
+from ledger.core.state import BusinessState, Customer
 
 
 class Stamp(NamedTuple):  # one a command: a tuple's construction is the cheapest

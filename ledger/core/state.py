@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from functools import singledispatchmethod
 from typing import Any
 
-from ledger import events as ev
+from ledger.core import events as ev
 
 
 # Slots: a full fold holds every order a business ever placed, so each one's size counts.

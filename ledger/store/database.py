@@ -17,14 +17,15 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError as SQLAlchemyIntegrityError
 from sqlalchemy.sql import Executable
 
-from ledger import chain, claims, codec, log_indexes, kept_escalations, kept_orders, log_reads, snapshots, sql, unsigned_webhooks
-from ledger import events as ev
-from ledger.claims import Claim
-from ledger.claims_migration import claims_by_business
-from ledger.kept_escalations import KeptEscalations
-from ledger.kept_orders import KeptOrder
-from ledger.recorder import Recorder, stream_id
-from ledger.state import BusinessState, Order
+from ledger.store import chain, claims, log_indexes, kept_escalations, kept_orders, log_reads, snapshots, sql, unsigned_webhooks
+from ledger.core import codec
+from ledger.core import events as ev
+from ledger.store.claims import Claim
+from ledger.store.claims_migration import claims_by_business
+from ledger.store.kept_escalations import KeptEscalations
+from ledger.store.kept_orders import KeptOrder
+from ledger.store.recorder import Recorder, stream_id
+from ledger.core.state import BusinessState, Order
 
 __all__ = ["Bound", "Claim", "IntegrityError", "Kept", "KeptEscalations", "KeptOrder", "OperationalError", "PersistenceError", "Statement",
            "Store", "execute", "stream_id"]
@@ -83,7 +84,7 @@ class Store:
         """Whether the log's table exists here (asked without creating anything)."""
         return inspect(self.engine).has_table(self.events.name)
 
-    # --- reading: ledger/log_reads.py, claims.py, kept_orders.py ---------------------
+    # --- reading: ledger/store/log_reads.py, claims.py, kept_orders.py ---------------------
 
     def load(self, business_id: str, state: BusinessState | None = None) -> BusinessState:
         """The fold of the business's whole stream (every order in it): the log's own answer."""

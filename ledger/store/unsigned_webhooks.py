@@ -13,7 +13,7 @@ from sqlalchemy import BigInteger, Column, MetaData, String, Table, inspect, tex
 from sqlalchemy.engine import Connection
 
 if TYPE_CHECKING:  # the store creates this module's table: it imports this module
-    from ledger.store import Store
+    from ledger.store.database import Store
 
 unsigned_webhook_hours_max = 14 * 24  # two weeks of hours
 

@@ -11,7 +11,7 @@ from typing import NamedTuple
 from sqlalchemy import Column, LargeBinary, MetaData, String, Table, Text
 from sqlalchemy.engine import Connection, Engine
 
-from ledger import sql
+from ledger.store import sql
 
 # Ids and texts are Text: the gate bounds them (commands/limits.py), no column does. A ledger
 # created before holds them in VARCHAR(255), which takes any id the gate admits (128 chars).

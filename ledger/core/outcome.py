@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from commands.parsing import NotPermitted, Parsed, Rejection
-from ledger import events as ev
-from ledger.webhook import Payment, Refusal
+from ledger.core import events as ev
+from ledger.core.webhook import Payment, Refusal
 
 Outcome = dict[str, Any]
 
@@ -55,18 +55,17 @@ def _command_outcome(item: Parsed | NotPermitted | Rejection, events: list[ev.Ev
     if kind in _ESCALATING_TYPES:
         out["escalation_id"] = None
     for e in events:  # by exact type: no event type has subtypes
-        event_type = type(e)
-        if event_type is ev.OrderPlaced:
+        if type(e) is ev.OrderPlaced:
             out["order_id"], out["total"], out["lines"] = e.order_id, e.total, e.lines
-        elif event_type is ev.CommandBlocked:
+        elif type(e) is ev.CommandBlocked:
             out["status"], out["reason"], out["fields"] = "blocked", e.reason, e.fields
             out["conflicts"], out["details"] = e.conflicts, e.details
-        elif event_type is ev.CommandRejected:
+        elif type(e) is ev.CommandRejected:
             out["status"], out["reason"], out["details"] = "rejected", e.reason, {"error": e.error}
-        elif event_type is ev.PaymentLinkIssued or event_type is ev.PaymentLinkResent:
+        elif type(e) is ev.PaymentLinkIssued or type(e) is ev.PaymentLinkResent:
             out["payment_link"] = {"reference": e.reference, "url": e.url, "amount": e.amount}
-            out["reused"] = event_type is ev.PaymentLinkResent
-        elif event_type is ev.EscalationRaised:
+            out["reused"] = type(e) is ev.PaymentLinkResent
+        elif type(e) is ev.EscalationRaised:
             out["escalated"], out["escalation_id"] = True, e.escalation_id
     return out
 
@@ -80,5 +79,6 @@ def _payment_outcome(item: Payment | Refusal, events: list[ev.Event]) -> Outcome
     if isinstance(e, ev.PaymentReceived):
         out.update(order_id=e.order_id, reference=e.reference, amount=e.amount, flags=e.flags)
     else:
+        assert isinstance(e, ev.WebhookRefused), e
         out.update(status="refused", reason=e.reason)
     return out

@@ -13,7 +13,7 @@ import os
 from typing import TYPE_CHECKING, Mapping, Protocol
 
 if TYPE_CHECKING:  # the command line names these without loading the webhook's models
-    from ledger.webhook import Payment, Refusal
+    from ledger.core.webhook import Payment, Refusal
 
 
 signature_header = "X-Ledger-Signature"
@@ -102,7 +102,7 @@ class SandboxProvider:
         return hmac_sha512_matches(self.secret, body, _header(headers, signature_header))
 
     def read(self, body: bytes) -> Payment | Refusal:
-        from ledger.webhook import read  # pydantic's models: only once a webhook comes
+        from ledger.core.webhook import read  # pydantic's models: only once a webhook comes
 
         return read(body)
 

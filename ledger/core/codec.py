@@ -8,14 +8,13 @@ decoding takes the short way wherever it is exactly what the long way would do.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import orjson
 
-from ledger.events import Event
+from ledger.core.events import Event
 
 
 def encode(event: Event) -> bytes:
@@ -78,7 +77,7 @@ def _page_loader(rows: Sequence[tuple[int, str, bytes]]) -> Callable[[bytes], An
     return orjson.loads if clean else loads
 
 
-class _Kinds(dict):
+class _Kinds(dict[str, tuple[type[Event], frozenset[str]]]):
     """topic -> (event type, its field names), as `Event.registry` holds them (a KeyError for an unknown topic)."""
 
     def __missing__(self, topic: str) -> tuple[type[Event], frozenset[str]]:
@@ -114,6 +113,11 @@ def loads(raw: bytes) -> Any:
     return json.loads(raw) if raw.translate(_DIGITS_AS_ZERO).find(_LONG_DIGITS) >= 0 else orjson.loads(raw)
 
 
-@functools.cache
+_FIELD_NAMES: dict[type[Event], frozenset[str]] = {}
+
+
 def _field_names(cls: type[Event]) -> frozenset[str]:
-    return frozenset(f.name for f in dataclasses.fields(cls))
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = frozenset(f.name for f in dataclasses.fields(cls))
+    return names

@@ -13,7 +13,7 @@ import orjson
 from sqlalchemy import Table, inspect
 from sqlalchemy.engine import Connection, Engine
 
-from ledger import sql
+from ledger.store import sql
 
 _UNSCOPED = "ledger_claims_unscoped"
 rows_per_copy_max = 1000

@@ -1,4 +1,4 @@
-"""Checking the log against its chain (ledger/chain.py): the whole log for `ledger verify`,
+"""Checking the log against its chain (ledger/store/chain.py): the whole log for `ledger verify`,
 or the links of a few events for `ledger audit command`.
 
 Stored rows are held as the database gives them: a value of a type the ledger never writes
@@ -17,8 +17,8 @@ from typing import Any
 from sqlalchemy import inspect
 from sqlalchemy.engine import Engine
 
-from ledger import sql
-from ledger.chain import GENESIS, Chained, link, links, stream_bytes
+from ledger.store import sql
+from ledger.store.chain import GENESIS, Chained, link, links, stream_bytes
 
 rows_per_page = 5000
 # What a stored value of the wrong type raises on its way into a link.

@@ -28,7 +28,7 @@ from eventsourcing.persistence import PersistenceError
 from sqlalchemy import BigInteger, Column, LargeBinary, MetaData, Table, inspect
 from sqlalchemy.engine import Connection, Engine
 
-from ledger import sql
+from ledger.store import sql
 
 GENESIS = bytes(32)
 STREAM_BYTES = 16  # a stream id, as hashed: its UUID's 16 bytes

@@ -32,8 +32,9 @@ from typing import NamedTuple
 from sqlalchemy import BigInteger, Column, LargeBinary, MetaData, Table, Text, select
 from sqlalchemy.engine import Connection, Engine
 
-from ledger import codec, events as ev, kept_orders, log_reads, sql
-from ledger.state import BusinessState, Customer, HeldOrder, LinkRequest, Product
+from ledger.core import codec, events as ev
+from ledger.store import kept_orders, log_reads, sql
+from ledger.core.state import BusinessState, Customer, HeldOrder, LinkRequest, Product
 
 log = logging.getLogger("ledger")
 
@@ -59,8 +60,9 @@ _UPSERT = ("INSERT INTO ledger_snapshots (business_id, code, version, state) VAL
 def _fingerprint() -> str:
     """The code a fold depends on: the state and its evolve, the events and their decoding, and this module."""
     digest = hashlib.sha256()
-    for module in ("state.py", "events.py", "codec.py", "snapshots.py"):
-        digest.update((Path(__file__).parent / module).read_bytes())
+    ledger = Path(__file__).parent.parent
+    for module in ("core/state.py", "core/events.py", "core/codec.py", "store/snapshots.py"):
+        digest.update((ledger / module).read_bytes())
     return digest.hexdigest()[:16]
 
 

@@ -151,7 +151,7 @@ def readings(text: str) -> list[str]:
 
 @lru_cache(maxsize=1)
 def phrases() -> tuple[str, ...]:
-    lines = resources.files("ledger").joinpath("promises.txt").read_text("utf-8").splitlines()
+    lines = resources.files("ledger.core").joinpath("promises.txt").read_text("utf-8").splitlines()
     return tuple(normalise(l) for l in lines if l.strip() and not l.lstrip().startswith("#"))
 
 

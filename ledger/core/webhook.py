@@ -1,7 +1,7 @@
 """Payment webhooks: read the provider's verified body, then decide what the money changes. Pure.
 
 Only a verified body gets here (an unverified one is counted, never recorded:
-ledger/unsigned_webhooks.py); the amount recorded is the provider's. What a refusal
+ledger/store/unsigned_webhooks.py); the amount recorded is the provider's. What a refusal
 records is storable on any backend: the provider's id and business only when they are ids
 by the contract's rules (section 11), the raw body only as an excerpt without NUL.
 """
@@ -16,9 +16,9 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from commands.json_keys import duplicated
 from commands.models import Id, PositiveInt, is_id
 from commands.parsing import excerpt, first_error
-from ledger import events as ev
-from ledger.decide import Stamp, over_amount_max
-from ledger.state import BusinessState
+from ledger.core import events as ev
+from ledger.core.decide import Stamp, over_amount_max
+from ledger.core.state import BusinessState
 
 
 class _Data(BaseModel):
@@ -99,7 +99,8 @@ def read(body: bytes) -> Payment | Refusal:
     if peek is None:
         return unreadable(body)
     event_id = _id_or_none(peek.get("id"))
-    data = peek.get("data") if isinstance(peek.get("data"), dict) else {}
+    given = peek.get("data")
+    data = given if isinstance(given, dict) else {}
     try:
         parsed = _Body.model_validate(peek)
     except ValidationError as exc:

@@ -2,7 +2,7 @@
 
 An owner's token opens the owner's door on Kafka (`ledger.admin`) for its business alone,
 and signs the owner in to `ledger web`: one list of people for both. Tokens, hashes, the
-log's `OwnerRegistered` / `OwnerRevoked` and the change counter: ledger/principals.py.
+log's `OwnerRegistered` / `OwnerRevoked` and the change counter: ledger/store/principals.py.
 """
 from __future__ import annotations
 
@@ -11,10 +11,11 @@ from typing import Any
 
 from sqlalchemy import Column, String, Table, select
 
-from ledger import events as ev, principals
-from ledger.agents import Agent, active as active_agents
-from ledger.principals import Keys, PrincipalError as OwnerError, metadata  # noqa: F401 (OwnerError: the CLI's)
-from ledger.store import Store
+from ledger.core import events as ev
+from ledger.store import principals
+from ledger.store.agents import Agent, active as active_agents
+from ledger.store.principals import Keys, PrincipalError as OwnerError, metadata  # noqa: F401 (OwnerError: the CLI's)
+from ledger.store.database import Store
 
 token_prefix = "lot_"  # so a leaked token is recognisable, and told from an agent's (`lat_`)
 

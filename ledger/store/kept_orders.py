@@ -12,8 +12,8 @@ from typing import NamedTuple
 from sqlalchemy import BigInteger, Column, MetaData, Table, Text, func, select
 from sqlalchemy.engine import Connection, Engine
 
-from ledger import sql
-from ledger.state import BusinessState, Link, Order
+from ledger.store import sql
+from ledger.core.state import BusinessState, Link, Order
 
 metadata = MetaData()
 orders = Table(

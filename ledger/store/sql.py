@@ -15,10 +15,10 @@ from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 
-from ledger import pg
-from ledger.lease import AdvisoryLease, FileLease, Lease, lease_key
+from ledger.store import pg
+from ledger.store.lease import AdvisoryLease, FileLease, Lease, lease_key
 # How a URL is read: callers find these here, with the rest of what differs between the two.
-from ledger.urls import extra_for, missing_file, url_problem, with_driver  # noqa: F401
+from ledger.store.urls import extra_for, missing_file, url_problem, with_driver  # noqa: F401
 
 _POSTGRESQL = "postgresql"
 keys_per_query_max = 500  # an IN list's keys, at most

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from eventsourcing_sqlalchemy.recorders import SQLAlchemyApplicationRecorder
 from sqlalchemy.engine import Connection
 
-from ledger import chain, sql
+from ledger.store import chain, sql
 
 _STREAMS = uuid.UUID("6f1c9a52-2b8e-4f6e-9b1d-4d1e5c0a7b3e")
 _COLUMNS = ("originator_id", "originator_version", "topic", "state")

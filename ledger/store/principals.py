@@ -19,8 +19,9 @@ from typing import Any
 from sqlalchemy import BigInteger, Column, Integer, MetaData, Table, select, text
 from sqlalchemy.exc import IntegrityError as SQLAlchemyIntegrityError
 
-from ledger import events as ev, sql
-from ledger.store import IntegrityError, Store
+from ledger.core import events as ev
+from ledger.store import sql
+from ledger.store.database import IntegrityError, Store
 
 token_random_bytes = 32  # 256 bits
 # Longer headers are refused before hashing: nothing an attacker sends is hashed at length.

@@ -1,7 +1,7 @@
 """Agents' identity: who may speak for a business, with which token, and which commands.
 
 Tokens, their hashes, the log's `AgentRegistered` / `AgentRevoked` and the change counter a
-door reads once a batch: ledger/principals.py, shared with the owners (ledger/owners.py).
+door reads once a batch: ledger/store/principals.py, shared with the owners (ledger/store/owners.py).
 """
 from __future__ import annotations
 
@@ -12,9 +12,10 @@ from typing import Any
 from sqlalchemy import Column, String, Table, Text, select
 
 from commands.models import DOORS
-from ledger import events as ev, principals
-from ledger.principals import Keys, PrincipalError as AgentError, metadata  # noqa: F401 (AgentError: consumers/cli/agents.py)
-from ledger.store import Store
+from ledger.core import events as ev
+from ledger.store import principals
+from ledger.store.principals import Keys, PrincipalError as AgentError, metadata  # noqa: F401 (AgentError: consumers/cli/agents.py)
+from ledger.store.database import Store
 
 token_prefix = "lat_"  # so a leaked token is recognisable (secret scanners, logs)
 

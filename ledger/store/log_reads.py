@@ -11,9 +11,10 @@ from collections.abc import Iterable, Iterator, Sequence
 from sqlalchemy import Table, select
 from sqlalchemy.engine import Connection, Engine
 
-from ledger import codec, events as ev, sql
-from ledger.recorder import stream_id
-from ledger.state import BusinessState
+from ledger.core import codec, events as ev
+from ledger.store import sql
+from ledger.store.recorder import stream_id
+from ledger.core.state import BusinessState
 
 notifications_page_max = 5000
 

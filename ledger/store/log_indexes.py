@@ -16,8 +16,9 @@ from collections.abc import Iterator
 
 from sqlalchemy.engine import Engine
 
-from ledger import codec, sql
-from ledger.recorder import stream_id
+from ledger.core import codec
+from ledger.store import sql
+from ledger.store.recorder import stream_id
 
 key_bytes_max = 600  # the longest id the gate admits (128 characters) escaped, and its quotes
 _KEY, _NEXT = b'"command_id":', b',"recorded_at":'

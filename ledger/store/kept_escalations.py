@@ -14,8 +14,8 @@ from typing import NamedTuple
 from sqlalchemy import Column, MetaData, Table, Text, func, select
 from sqlalchemy.engine import Connection, Engine
 
-from ledger import sql
-from ledger.state import BusinessState
+from ledger.store import sql
+from ledger.core.state import BusinessState
 
 metadata = MetaData()
 escalations = Table(
