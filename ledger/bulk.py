@@ -25,6 +25,7 @@ _pauses = 0
 _was_enabled = False  # at the first pause: a collector someone else switched off stays off
 
 
+# perf: bench.process 50k: with no pause or freeze 6,331-6,387 commands/s at 9.8 s CPU; with them 10,313-11,016/s at 6.4-7.0 s.
 @contextmanager
 def paused() -> Iterator[None]:
     """The collector off for the block (and for any pause running on another thread); when

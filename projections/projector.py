@@ -41,6 +41,7 @@ tracker_name = "projections"
 page_events_max = 20_000
 # A replay is one transaction whatever its pages: small ones keep a page's events in the CPU's
 # caches while they are folded.
+# perf: bench.replay: 20,000 a page left it out of the CPU's caches, ~35% more CPU (docs/bench.md, 161ab98).
 replay_page_events_max = 1_000
 # Rows kept in memory between pages (~1 KB each): a catch-up's cache, a replay's whole working set.
 catch_up_rows_kept_max = 20_000

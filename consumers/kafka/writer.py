@@ -40,6 +40,7 @@ class Writer:
         self.applied_count = 0
         # Every batch is applied on this one thread: glibc gives each thread that allocates an
         # arena of its own, which keeps what a batch freed for that thread's next batches.
+        # perf: bench.memory 300k, the default pool instead: serve's RSS at the end 372 and 357 MB against 349 and 355.
         self._thread = ThreadPoolExecutor(1, thread_name_prefix="ledger-writer")
 
     async def write(self, door: str, parts: Parts, stop: asyncio.Event) -> int:

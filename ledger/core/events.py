@@ -42,6 +42,7 @@ def event_row(position: int, event: Event) -> dict[str, Any]:
     return {"position": position, "type": event.type, **event.to_dict()}
 
 
+# perf: bench.instructions: dataclasses.replace instead costs 489,185 instructions a command against 451,860 (+8.3%).
 def with_claim(event: Event, claimed: dict[str, Any]) -> Event:
     """The event with its `claimed` set, in place: only for an event just made (by `decide`)
     that nothing else holds yet: every decided command's first event is set, so none is copied."""
@@ -244,6 +245,7 @@ class OwnerRevoked(Event):
 _UNSET = object()  # a field with a default factory that was not given
 
 
+# perf: bench.instructions: without it 465,330 instructions a command, with it 451,860 (-2.9%; batch decide 154,387 -> 140,999).
 def _one_dict_inits(classes: Sequence[type[Event]]) -> None:
     """Give each event type an `__init__` with the dataclass's own signature (keyword-only,
     the same defaults and factories) that sets the frozen event's fields in one `__dict__`,

@@ -110,6 +110,7 @@ class BusinessState:
         """Whether an escalation raised in the turn is still open: a closed one covers no later promise."""
         return any(self.escalations.get(i) in _OPEN for i in self.escalated_turns.get(turn, ())) if turn else False
 
+    # perf: bench.process: `evolve` calls the dispatcher directly; a bound wrapper each call cost ~20 us (ead31f2).
     @singledispatchmethod
     def _apply(self, event: ev.Event) -> None:
         """Events that change nothing but the log (blocks, replies, refusals)."""

@@ -40,6 +40,7 @@ def tune(engine: Engine) -> None:
         pg.tune(engine)
 
 
+# perf: bench.instructions: store.write 137,989 -> 128,023 instructions a command (461,565 -> 451,860 in all, -2.1%).
 def _bind_plainly(sqlite3: Any) -> None:
     """bytes and None bound as they are, by identity adapters: the driver adapts any value but
     int, float, str and bytearray, and for one it has no adapter for asks for `__adapt__`
@@ -87,6 +88,7 @@ def chunks(keys: Iterable[Any]) -> Iterator[list[Any]]:
         yield distinct[i:i + keys_per_query_max]
 
 
+# perf: bench.memory: a text a count of keys grew the projector by ~9 MB of statements a connection (docs/bench.md, 9cc28fe).
 def padded(keys: Sequence[Any], keys_max: int) -> list[Any]:
     """The keys, the last repeated up to the next statement size (a key named twice still
     matches its row once). SQLite's driver keeps the last 128 statements it prepared, by their
@@ -151,6 +153,7 @@ def reading(engine: Engine) -> Iterator[Connection]:
         yield conn
 
 
+# perf: bench.replay: the driver's plain tuples; a Row each cost ~15% of reading a replay's log (5d49196).
 def pages(engine: Engine, sql: str, after: int, stop: int | None, rows_max: int) -> Iterator[list[tuple]]:
     """The rows of `sql`, keyed and ordered by their first column, a page of `rows_max` a query.
 
@@ -168,6 +171,7 @@ def pages(engine: Engine, sql: str, after: int, stop: int | None, rows_max: int)
 
 # --- bulk writes ----------------------------------------------------------------
 
+# perf: bench.serve (PostgreSQL): COPY ~2.5x an executemany, ~2,700-3,300 -> ~6,300 commands/s (69302fb); SQLite: bd5a4d8.
 def insert(conn: Connection, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]],
            pg_types: Sequence[str] = ()) -> None:
     """Rows (tuples or lists, in `columns` order) into `table`, below SQLAlchemy: COPY on

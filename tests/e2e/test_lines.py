@@ -68,7 +68,7 @@ def test_ledger_process_rejects_an_oversized_line_and_answers_its_neighbours(db_
 
 @pytest.mark.parametrize("size", [line_bytes_max + 1, 5 * line_bytes_max])
 def test_a_message_over_the_limit_is_rejected_unread(size):
-    from commands import Rejection, parse
+    from commands.parsing import Rejection, parse
     rejection = parse(b"{" + b" " * (size - 2) + b"}", "agent")
     assert isinstance(rejection, Rejection) and rejection.command_id is None
     assert len(rejection.raw.encode()) <= raw_excerpt_bytes_max

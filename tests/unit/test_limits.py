@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from commands import Parsed, Rejection, parse
+from commands.parsing import Parsed, Rejection, parse
 from commands.limits import id_chars_max, json_depth_max, raw_excerpt_bytes_max, text_chars_max
 from commands.parsing import Oversized, excerpt
 from tests.builders import command, customer, deep_escalation, known, line, raw

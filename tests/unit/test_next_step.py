@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from commands import COMMAND_TYPES
+from commands.models import COMMAND_TYPES
 from commands.world import WorldState
 from consumers.agent.gate import FactsNotKnown, side_effect
 from consumers.agent.next_step import ACTIONS, next_step, table

@@ -21,7 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from commands import AGENT_TYPES, Parsed, Rejection, parse
+from commands.models import AGENT_TYPES
+from commands.parsing import Parsed, Rejection, parse
 from commands.tools import FORMATS, RUNTIME_FIELDS, command, command_schema, definitions, facts_schema, tool_name
 from consumers.cli import main
 

@@ -6,7 +6,8 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from commands import Parsed, PlaceOrder, parse
+from commands.models import PlaceOrder
+from commands.parsing import Parsed, parse
 from commands.tools import command_schema
 from commands.world import NotAFact, WorldState
 from tests.unit.test_tools import valid
