@@ -15,7 +15,7 @@ import ast
 import sys
 from pathlib import Path
 
-from bench.shape import packages, product_files
+from bench.tree import packages, product_files
 
 # commands <- ledger <- projections <- consumers: a room may import its own layer or lower ones.
 layers = {package: rank for rank, package in enumerate(packages)}

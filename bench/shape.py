@@ -12,11 +12,12 @@ import argparse
 import ast
 import json
 import sys
-from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-packages = ("commands", "ledger", "projections", "consumers")
+from bench import architecture
+from bench.tree import packages, product_files
+
 module_lines_max = 300
 function_lines_max = 40
 dialect_marks = ("dialect.name", "paramstyle")
@@ -40,6 +41,10 @@ class Shape:
     largest_class: Span | None = None
     dialect_modules: list[Span] = field(default_factory=list)  # lines = mentions
     decide_names_orders_read: bool = False
+    rooms: list[str] = field(default_factory=list)  # bench.architecture's: ledger/core, ledger/store, ...
+    rooms_importing_each_other: list[list[str]] = field(default_factory=list)
+    imports_back_up: list[list[str]] = field(default_factory=list)
+    core_imports_io: list[list[str]] = field(default_factory=list)  # (module, what it imports)
 
 
 def _spans(tree: ast.AST, prefix: str = "") -> list[tuple[str, ast.AST]]:
@@ -61,13 +66,6 @@ def _length(node: ast.AST) -> int:
 
 def _largest(classes: list[Span]) -> Span | None:
     return max(classes, key=lambda span: span.lines, default=None)
-
-
-def product_files(root: Path) -> Iterator[tuple[str, str]]:
-    """(path relative to root, text) of every module of the product, in path order."""
-    for package in packages:
-        for path in sorted((root / package).rglob("*.py")):
-            yield path.relative_to(root).as_posix(), path.read_text(encoding="utf-8")
 
 
 def measure(root: Path) -> Shape:
@@ -95,7 +93,16 @@ def measure(root: Path) -> Shape:
     shape.largest_class = _largest(classes)
     for spans in (shape.modules_over, shape.functions_over, shape.dialect_modules):
         spans.sort(key=lambda span: (-span.lines, span.name))
+    _rooms(shape, root)
     return shape
+
+
+def _rooms(shape: Shape, root: Path) -> None:
+    found = architecture.edges(root)
+    shape.rooms = sorted({architecture.room(rel) for rel, _ in product_files(root)})
+    shape.rooms_importing_each_other = [list(pair) for pair in architecture.two_way(found)]
+    shape.imports_back_up = [list(edge) for edge in architecture.upward(found)]
+    shape.core_imports_io = [list(pair) for pair in architecture.impure(root)]
 
 
 def _listing(title: str, spans: list[Span], unit: str) -> list[str]:
@@ -113,6 +120,12 @@ def render(shape: Shape) -> str:
     out.append(f"largest class: {one(shape.largest_class)}")
     out += _listing(f"modules naming {' or '.join(dialect_marks)}", shape.dialect_modules, "times")
     out.append(f"decide.py names orders_read: {'yes' if shape.decide_names_orders_read else 'no'}")
+    out.append(f"rooms: {len(shape.rooms)} ({', '.join(shape.rooms)})")
+    for title, pairs in (("rooms that import each other", shape.rooms_importing_each_other),
+                         ("imports back up the layers", shape.imports_back_up),
+                         ("core imports of I/O", shape.core_imports_io)):
+        out.append(f"{title}: {len(pairs)}")
+        out += [f"  {a} -> {b}" for a, b in pairs]
     return "\n".join(out)
 
 

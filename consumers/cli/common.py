@@ -60,13 +60,13 @@ def add_db(parser: argparse.ArgumentParser) -> None:
 def db_url(args: argparse.Namespace) -> str:
     """The database URL to use; one the ledger cannot use is the operator's to fix (exit 2),
     not a traceback."""
-    from ledger.store import sql  # SQLAlchemy: only for the subcommands that open a database
+    from ledger.store import urls  # SQLAlchemy: only for the subcommands that open a database
 
-    url = sql.with_driver(args.db or os.environ.get("LEDGER_DB_URL") or default_db_url)
-    problem = sql.url_problem(url)
+    url = urls.with_driver(args.db or os.environ.get("LEDGER_DB_URL") or default_db_url)
+    problem = urls.url_problem(url)
     if problem is not None:
         raise UsageError(f"--db: {problem}")
-    extra = sql.extra_for(url)
+    extra = urls.extra_for(url)
     if extra is not None:
         require(extra)
     return url
@@ -76,12 +76,12 @@ def open_store(args: argparse.Namespace, create: bool = True) -> Store:
     """The store at --db. `create=False` for the read commands: they never make a ledger, so
     a mistyped path or URL is an error, not an empty answer. A SQLite file that does not exist
     is not made, and a database without the log's table gets no tables (NoLedger either way)."""
-    from ledger.store import sql
+    from ledger.store import urls
     from ledger.store.database import Store  # SQLAlchemy and the recorder: only for the subcommands that open a database
 
     url = db_url(args)
     if not create:
-        missing = sql.missing_file(url)
+        missing = urls.missing_file(url)
         if missing is not None:
             raise NoLedger(f"no ledger at {missing}")
     store = Store(url)

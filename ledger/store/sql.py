@@ -1,5 +1,5 @@
 """Everything that differs between SQLite and PostgreSQL, in one place (the rest writes its SQL
-once, with `?` marks): how a URL is opened (urls.py), the driver's own cursor and mark style, SQL
+once, with `?` marks; how a URL is read is urls.py): the driver's own cursor and mark style, SQL
 written two ways, lookups by key, bulk inserts (COPY on PostgreSQL), the ids an insert was given,
 table locks, a consistent snapshot, and a lease one process holds at a time. Nothing else looks
 at the dialect; PostgreSQL's ways to fewer round trips are in pg.py, called from here. Statements
@@ -17,8 +17,6 @@ from sqlalchemy.exc import IntegrityError
 
 from ledger.store import pg
 from ledger.store.lease import AdvisoryLease, FileLease, Lease, lease_key
-# How a URL is read: callers find these here, with the rest of what differs between the two.
-from ledger.store.urls import extra_for, missing_file, url_problem, with_driver  # noqa: F401
 
 _POSTGRESQL = "postgresql"
 keys_per_query_max = 500  # an IN list's keys, at most
