@@ -18,7 +18,7 @@ import time
 
 from commands.parsing import parse
 from consumers import agent_door, owner_door
-from consumers.kafka.topics import TOKEN_HEADER
+from consumers.headers import TOKEN_HEADER
 from ledger.store import agents, owners
 from ledger.store.owners import OwnerKeys
 from ledger.service import Ledger

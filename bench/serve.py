@@ -31,7 +31,8 @@ from aiokafka import AIOKafkaConsumer
 
 from bench.stage import from_end
 from consumers.kafka import clients
-from consumers.kafka.topics import TOKEN_HEADER, Topics, create_topics
+from consumers.headers import TOKEN_HEADER
+from consumers.kafka.topics import Topics, create_topics
 from tests.broker import running_broker
 from tests.kafka_support import Serve, agent_token, mixed_commands, setup_commands, wait_until
 

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from commands.parsing import NotPermitted, Oversized, Parsed, Rejection, excerpt, parse
-from consumers.kafka.topics import TOKEN_HEADER
+from consumers.headers import TOKEN_HEADER
 from ledger.store.agents import Agent
 from ledger.store.principals import Keys
 from ledger.refused import fault

@@ -22,12 +22,11 @@ import os
 import signal
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from typing import Protocol
 from multiprocessing.connection import Connection
 
 from ledger.retry import first_line
 from consumers.follow import Follower
-from consumers.kafka.topics import Topics
 from ledger import bulk
 from ledger.core import events as ev
 from ledger.store import sql
@@ -45,11 +44,20 @@ fresh_events_max = 20_000  # events the relay sent kept for the next projection 
 collect_interval_s = 10.0
 
 
-@dataclass(frozen=True)
-class RelayTo:
-    """Where the child relays the log's events: `ledger serve`'s broker and topics."""
-    bootstrap: str
-    topics: Topics
+class Relaying(Protocol):
+    """The event relay a child runs beside its projections (consumers/kafka/relaying.py)."""
+    sent: Callable[[list[tuple[int, ev.Event]]], None] | None  # each page it sent, handed to the projections
+
+    async def step(self) -> None: ...
+    def may_project(self) -> bool: ...
+    async def last(self) -> None: ...
+
+
+class RelayTo(Protocol):
+    """Where a child relays the log's events (`ledger serve`: its broker and topics); passed to
+    the child process, so it pickles."""
+
+    def relaying(self, store: Store) -> Relaying: ...
 
 
 class ProjectorProcess:
@@ -123,7 +131,7 @@ async def _follow(store: Store, wakes: Connection, relay_to: RelayTo | None) -> 
     """Follow every second (others write too), and sooner when woken; when the writer is done
     (or gone), follow once more and end."""
     done = asyncio.Event()
-    relaying = _Relaying(store, relay_to) if relay_to else None
+    relaying = relay_to.relaying(store) if relay_to else None
     projecting = _Projecting(store, relaying)
     # Left to its own pace, the collector walks this process's long-lived objects again and
     # again, mid-page: it runs once a projection step instead (docs/bench.md, session 7).
@@ -163,7 +171,7 @@ def _listen(wakes: Connection, hurried: Follower, followers: list[Follower], don
     loop.add_reader(wakes.fileno(), woken)
 
 
-async def _last_steps(tasks: list[asyncio.Task], projecting: _Projecting, relaying: _Relaying | None) -> None:
+async def _last_steps(tasks: list[asyncio.Task], projecting: _Projecting, relaying: Relaying | None) -> None:
     # A step stuck on a broker that is away must not hold the writer's exit.
     _, stuck = await asyncio.wait(tasks, timeout=drain_s)
     for task in stuck:
@@ -180,7 +188,7 @@ class _Projecting:
     """One process's children at a time project (a lease): with two `ledger serve` processes,
     the one that relays, which hands over the events it read and decoded to send."""
 
-    def __init__(self, store: Store, relaying: _Relaying | None):
+    def __init__(self, store: Store, relaying: Relaying | None):
         self.store, self.relaying = store, relaying
         self.collected_at = time.monotonic()
         self.projector: Projector | None = None  # made at the first step: the database may be away
@@ -214,52 +222,3 @@ class _Projecting:
         last, _ = self.projector.tracked()
         # The events the relay read are used as they are if they are exactly the next ones.
         self.projector.catch_up(written=[e for e in fresh if e[0] > last])
-
-
-class _Relaying:
-    def __init__(self, store: Store, to: RelayTo):
-        # Imported here: only a child that relays needs the Kafka client (and before the
-        # collector leaves start-up's objects alone).
-        from consumers.kafka import relay as _  # noqa: F401
-
-        self.store, self.to = store, to
-        self.relay = None  # the producer is started at the first step: the broker may be away
-        self.sent: Callable[[list[tuple[int, ev.Event]]], None] | None = None  # each page the relay sent
-        self.relayed = False  # whether this process held the relay's lease at its last step
-
-    async def step(self) -> None:
-        self.relay = self.relay or await _started_relay(self.store, self.to, self.sent)
-        try:
-            await self.relay.catch_up()
-        finally:
-            self.relayed = self.relay.relaying()
-
-    def may_project(self) -> bool:
-        """False once this process's relay has found that another process relays (and so
-        projects); until the relay has started (the broker may be away), True."""
-        return self.relay is None or self.relayed
-
-    async def last(self) -> None:
-        if self.relay is None:
-            return
-        try:
-            await asyncio.wait_for(self.relay.catch_up(), drain_s)
-            await self.relay.flush()
-        except Exception as exc:  # what is left is sent by the next process
-            log.warning("at the end: %s; the rest of the events go out on the next start", first_line(exc))
-        finally:
-            await self.relay.producer.stop()
-            self.relay.close()
-
-
-async def _started_relay(store: Store, to: RelayTo, sent: Callable[[list[tuple[int, ev.Event]]], None] | None):
-    from consumers.kafka.clients import producer as new_producer
-    from consumers.kafka.relay import Relay
-
-    producer = new_producer(to.bootstrap)
-    try:
-        await producer.start()
-    except Exception:
-        await producer.stop()
-        raise
-    return Relay(store, producer, to.topics, sent)

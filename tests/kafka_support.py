@@ -20,7 +20,8 @@ from aiokafka.structs import ConsumerRecord
 from sqlalchemy import create_engine, func, select
 
 from consumers.kafka.offsets import offsets
-from consumers.kafka.topics import CORRELATION_HEADER, TOKEN_HEADER, Topics, create_topics
+from consumers.headers import TOKEN_HEADER
+from consumers.kafka.topics import CORRELATION_HEADER, Topics, create_topics
 from ledger.store.database import Store
 from tests import builders as b
 from tests.conftest import _fresh_pg

@@ -24,7 +24,8 @@ from aiokafka.structs import ConsumerRecord
 
 from consumers.kafka.clients import producer
 from commands.limits import line_bytes_max, raw_excerpt_bytes_max
-from consumers.kafka.topics import CORRELATION_HEADER, OVERSIZED_HEADER, TOKEN_HEADER, Topics, bootstrap_servers, default_timeout_s, fetch_wait_ms_default
+from consumers.headers import TOKEN_HEADER
+from consumers.kafka.topics import CORRELATION_HEADER, OVERSIZED_HEADER, Topics, bootstrap_servers, default_timeout_s, fetch_wait_ms_default
 from ledger.retry import Backoff, first_line
 
 log = logging.getLogger("ledger.client")

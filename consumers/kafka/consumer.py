@@ -22,7 +22,8 @@ from sqlalchemy import select
 from consumers.kafka import clients, offsets, outbox, unreadable
 from consumers.follow import Follower
 from consumers.kafka.progress import Progress
-from consumers.projecting import Projections, RelayTo
+from consumers.kafka.relaying import RelayTo
+from consumers.projecting import Projections
 from consumers.kafka.publisher import Publisher
 from consumers.kafka.rebalance import Rebalance
 from consumers.kafka.relay import metadata as relay_metadata, relay_positions

@@ -21,7 +21,8 @@ from sqlalchemy import BigInteger, Column, Integer, LargeBinary, MetaData, Strin
 from sqlalchemy.engine import Engine
 
 from consumers.kafka.batches import message_bytes, message_bytes_max, send_all
-from consumers.kafka.topics import CORRELATION_HEADER, ERROR_HEADER, SOURCE_HEADER, TOKEN_HEADER, TRUNCATED_HEADER, Topics
+from consumers.headers import TOKEN_HEADER
+from consumers.kafka.topics import CORRELATION_HEADER, ERROR_HEADER, SOURCE_HEADER, TRUNCATED_HEADER, Topics
 from ledger.core import codec
 from ledger.retry import first_line
 from ledger.store.database import Bound

@@ -24,8 +24,6 @@ CORRELATION_HEADER = "ledger-correlation-id"
 ERROR_HEADER = "ledger-error"
 # On outcome and DLQ messages: "topic/partition/offset" of the command message.
 SOURCE_HEADER = "ledger-source"
-# The agent's token on `ledger.commands` (CONTRACT 13): never copied to any other topic.
-TOKEN_HEADER = "ledger-token"
 # On a command a client shortened because it was over line_bytes_max (the broker would refuse
 # it whole): the bytes it had. serve answers it as that line, rejected/malformed, unread.
 OVERSIZED_HEADER = "ledger-oversized"

@@ -106,6 +106,11 @@ class BusinessState:
             apply = _APPLY[kind] = _apply_for(kind)
         apply(self, event)
 
+    def evolve_stored(self, version: int, event: ev.Event) -> None:
+        """Fold an event read back from its stream: its version follows the state's, with no gap."""
+        assert version == self.version + 1, f"{self.business_id}: version {version} after {self.version}"
+        self.evolve(event)
+
     def has_open_escalation(self, turn: tuple[str, str] | None) -> bool:
         """Whether an escalation raised in the turn is still open: a closed one covers no later promise."""
         return any(self.escalations.get(i) in _OPEN for i in self.escalated_turns.get(turn, ())) if turn else False
@@ -141,10 +146,17 @@ class BusinessState:
 
     @_apply.register
     def _(self, e: ev.OrderPlaced) -> None:
+        # Invariants `decide` keeps (asserted: a failure is a bug, never an answer): stock never
+        # below zero, and exposure within the limit unless an owner approved this order.
         for line in e.lines:
-            self.products[line["sku"]].available -= line["quantity"]
+            product = self.products[line["sku"]]
+            product.available -= line["quantity"]
+            assert product.available >= 0, f"{e.order_id}: {line['sku']} stock {product.available}"
         self.orders[e.order_id] = Order(e.customer_id, e.total)
-        self.customers[e.customer_id].exposure += e.total
+        customer = self.customers[e.customer_id]
+        customer.exposure += e.total
+        assert e.approves is not None or customer.exposure <= customer.credit_limit, (
+            f"{e.order_id}: exposure {customer.exposure} over limit {customer.credit_limit}")
 
     @_apply.register
     def _(self, e: ev.PaymentLinkIssued) -> None:

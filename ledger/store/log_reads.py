@@ -22,8 +22,8 @@ def load(engine: Engine, t: Table, business_id: str, state: BusinessState | None
     """Fold the business's whole stream; given a state, fold only what it has not seen."""
     state = state or BusinessState(business_id)
     with sql.reading(engine) as conn:
-        for _, e in stream(conn, t, business_id, state.version):
-            state.evolve(e)
+        for version, e in stream(conn, t, business_id, state.version):
+            state.evolve_stored(version, e)
     return state
 
 

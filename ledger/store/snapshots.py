@@ -153,8 +153,8 @@ def load(engine: Engine, events: Table, business_id: str) -> Loaded | None:
             return None
         tail = tail[1:]
         state.orders.update(_before(conn, business_id, [e for _, e in tail]))
-    for _, e in tail:
-        state.evolve(e)
+    for at, e in tail:
+        state.evolve_stored(at, e)
     return Loaded(state, version, turns_forgotten)
 
 

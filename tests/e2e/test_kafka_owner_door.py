@@ -13,7 +13,8 @@ import pytest
 from aiokafka import AIOKafkaProducer
 
 from commands.models import DOORS
-from consumers.kafka.topics import CORRELATION_HEADER, TOKEN_HEADER
+from consumers.headers import TOKEN_HEADER
+from consumers.kafka.topics import CORRELATION_HEADER
 from ledger.store.database import Store
 from tests import builders as b
 from tests.kafka_support import (LEDGER, Serve, agent_token, logged, new_topics, owner_token, read_topic,

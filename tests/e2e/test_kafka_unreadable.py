@@ -13,7 +13,8 @@ from aiokafka.record.default_records import DefaultRecordBatchBuilder
 from aiokafka.record.util import calc_crc32c
 
 from consumers.kafka.unreadable import UNREADABLE_HEADER, SafeRecords, raw
-from consumers.kafka.topics import ERROR_HEADER, SOURCE_HEADER, TOKEN_HEADER
+from consumers.headers import TOKEN_HEADER
+from consumers.kafka.topics import ERROR_HEADER, SOURCE_HEADER
 from ledger.store.database import Store
 from tests import builders as b
 from tests.kafka_support import (Serve, agent_token, events_by_command, kafka_db, new_topics,  # noqa: F401

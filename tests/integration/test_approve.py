@@ -111,8 +111,9 @@ def when_agent(state: BusinessState, cmd: dict) -> list[ev.Event]:
 
 
 def test_stock_short_now_blocks_the_approval_and_leaves_the_escalation_open():
+    # given: since the block, an earlier escalation's approval placed 2 of the 3 bags
     state = given(a_shop(rice_stock=3), credit_block([line("rice", 2)]),
-                  [ev.OrderPlaced(**_ctx("c5"), order_id="ord-0", customer_id="cust-1", total=90_000,
+                  [ev.OrderPlaced(**_ctx("c5"), order_id="ord-0", customer_id="cust-1", total=90_000, approves="c-earlier",
                                   lines=[{"sku": "rice", "quantity": 2, "unit_price": 45_000, "line_total": 90_000}])])
 
     events = when(state, approve())

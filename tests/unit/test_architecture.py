@@ -2,7 +2,7 @@
 the layers: commands <- ledger <- projections <- consumers."""
 from pathlib import Path
 
-from bench.architecture import doc_path, edges, impure, render, room, stored, upward
+from bench.architecture import doc_path, edges, impure, render, room, stored, two_way, upward
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -87,3 +87,18 @@ def test_inside_ledger_the_store_may_not_import_the_runtime(tmp_path):
     # then
     assert room("ledger/store/sql.py") == "ledger/store" and room("ledger/service.py") == "ledger"
     assert upward(found) == [("ledger/store", "ledger")]
+
+
+def test_no_two_rooms_import_each_other():
+    assert two_way(edges(ROOT)) == []
+
+
+def test_two_rooms_importing_each_other_are_found(tmp_path):
+    # given: the shared consumers module imports the Kafka door, which imports it back
+    _write(tmp_path, "consumers/__init__.py", "")
+    _write(tmp_path, "consumers/projecting.py", "from consumers.kafka.topics import Topics\n")
+    _write(tmp_path, "consumers/kafka/__init__.py", "")
+    _write(tmp_path, "consumers/kafka/topics.py", "")
+    _write(tmp_path, "consumers/kafka/consumer.py", "from consumers.projecting import Projections\n")
+    # when / then
+    assert two_way(edges(tmp_path)) == [("consumers", "consumers/kafka")]

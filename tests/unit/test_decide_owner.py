@@ -95,7 +95,8 @@ def test_an_approval_places_the_held_order_past_the_limit_and_closes_its_escalat
 
 def test_an_approval_is_still_held_to_the_stock_left_now():
     cmd = owner("ApproveOrder", escalation_id=ESCALATION_ID)
-    given(*held_at_the_limit(2), an_order("ord-0", "cust-1", "rice", 9, RICE)).when(cmd).then(
+    # given: another customer (with room on their limit) bought 9 of the 10 bags since the block
+    given(*held_at_the_limit(2), a_customer("cust-2", 10 * RICE), an_order("ord-0", "cust-2", "rice", 9, RICE)).when(cmd).then(
         blocked(cmd, "insufficient_stock", lines=[{"sku": "rice", "requested": 2, "available": 1}]))
 
 

@@ -10,7 +10,8 @@ from aiokafka.structs import ConsumerRecord
 
 from consumers.kafka import outbox, relay
 from consumers.kafka.batches import message_bytes, message_bytes_max
-from consumers.kafka.topics import CORRELATION_HEADER, ERROR_HEADER, SOURCE_HEADER, TOKEN_HEADER, TRUNCATED_HEADER, Topics
+from consumers.headers import TOKEN_HEADER
+from consumers.kafka.topics import CORRELATION_HEADER, ERROR_HEADER, SOURCE_HEADER, TRUNCATED_HEADER, Topics
 from ledger.core import codec
 from ledger.core.events import OrderPlaced
 
