@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from commands.parsing import Parsed
+from ledger import bulk
 from ledger.core import events as ev
 from ledger.core.decide import Stamp, decide as recorded_decide
 from ledger.core.outcome import Outcome, outcome
@@ -79,17 +80,21 @@ class Replay:
         self._group: list[tuple[int, ev.Event]] = []
 
     def feed(self, log: Iterable[tuple[int, ev.Event]]) -> Iterator[Redecided]:
-        group: list[ev.Event] = []
-        at = 0
-        for position, e in log:
-            if group and not continues(group[-1], e):
+        """The whole stretch is one unit of bulk work: the collector paused for it, as for a
+        replay (ledger/bulk.py), else its passes walk the growing states again and again.
+        perf: bench.whatif: 300k decisions 10.24 -> 8.74 s CPU with the collector off."""
+        with bulk.paused():
+            group: list[ev.Event] = []
+            at = 0
+            for position, e in log:
+                if group and not continues(group[-1], e):
+                    yield from self._settle(at, group)
+                    group = []
+                if not group:
+                    at = position
+                group.append(e)
+            if group:
                 yield from self._settle(at, group)
-                group = []
-            if not group:
-                at = position
-            group.append(e)
-        if group:
-            yield from self._settle(at, group)
 
     def _settle(self, position: int, events: list[ev.Event]) -> Iterator[Redecided]:
         first = events[0]
@@ -139,7 +144,11 @@ class Replay:
             return Redecided(position, events, *self._payment(first))
         if first.claimed is None or (kind is ev.CommandBlocked and first.reason in _DOOR_REASONS):
             return Redecided(position, events, events)  # not `decide`'s: the same in any world
-        return Redecided(position, events, *self._command(first, events))
+        after, external = self._command(first, events)
+        # Decided the same: the recorded list itself, so the worlds' fold and `changed` see
+        # it by identity rather than comparing every field again.
+        # perf: bench.whatif: 300k decisions 7.53 -> 7.08 s CPU.
+        return Redecided(position, events, events if after == events else after, external)
 
     def _command(self, first: ev.Event, recorded: list[ev.Event]) -> tuple[list[ev.Event], list[str]]:
         command = command_of(first.claimed)
