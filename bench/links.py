@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import secrets
 import shutil
 import subprocess
 import sys
@@ -73,8 +74,9 @@ def main() -> None:
             for suffix in ("", "-wal", "-shm"):  # the log may still be in SQLite's write-ahead file
                 if Path(f"{base}{suffix}").exists():
                     shutil.copy(f"{base}{suffix}", f"{db}{suffix}")
-            env = {**os.environ, "LEDGER_PAYMENT_PROVIDER": provider, "LEDGER_PAYMENT_SECRET": SECRET,
-                   "LEDGER_PAYMENT_API_URL": fake.url}
+            # The sandbox signs with a secret of its own (32 bytes at least); Paystack's is the fake's key.
+            env = {**os.environ, "LEDGER_PAYMENT_PROVIDER": provider, "LEDGER_PAYMENT_API_URL": fake.url,
+                   "LEDGER_PAYMENT_SECRET": SECRET if provider != "sandbox" else secrets.token_urlsafe(32)}
             seconds, outs = _process(f"sqlite:///{db}", mix, env)
             print(json.dumps({"provider": provider, "provider_ms": args.provider_ms if provider != "sandbox" else 0,
                               "commands": len(mix), "commands_per_s": round(len(mix) / seconds),
