@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import io
 import json
 import logging
+import sys
 import uuid
 from collections import OrderedDict
 from typing import Any
@@ -28,7 +30,7 @@ from mcp.server.lowlevel import Server
 
 from commands import tools as definitions
 from consumers.mcp import tools
-from consumers.mcp import sessions
+from consumers.mcp import duplicates, sessions
 from consumers.mcp.backends import Embedded, Reads, ViaKafka
 from ledger.store.agents import Agent
 
@@ -59,6 +61,9 @@ class LedgerTools:
 
     async def call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         arguments = params.arguments or {}
+        twice = duplicates.repeated(params.meta)
+        if twice is not None:
+            return tools.said_twice(params.name, twice, self.identity.business_id)
         if params.name in tools.COMMANDS:
             return await self._command(ctx, tools.COMMANDS[params.name], arguments, params.meta or {})
         agent = await anyio.to_thread.run_sync(self.reads.agent)
@@ -123,10 +128,15 @@ async def serve_stdio(app: LedgerTools) -> None:
 
     await app.backend.start()
     try:
-        async with stdio_server() as (read, write):
+        async with stdio_server(stdin=duplicates.MarkedLines(_stdin())) as (read, write):
             await app.server.run(read, write, app.server.create_initialization_options())
     finally:
         await app.backend.stop()
+
+
+def _stdin() -> Any:
+    """The process's stdin as UTF-8 text lines (what the SDK reads when given none)."""
+    return anyio.wrap_file(io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace"))
 
 
 async def serve_http(app: LedgerTools, host: str, port: int, token: str) -> None:
@@ -158,6 +168,8 @@ class _Bearer:
             given = headers.get(b"authorization", b"")
             if hmac.compare_digest(given, self.expected):
                 sessions.touch(self.manager, headers)
+                if scope.get("method") == "POST":
+                    receive, _ = await duplicates.marked_body(receive)
             else:
                 await send({"type": "http.response.start", "status": 401,
                             "headers": [(b"content-type", b"application/json"),

@@ -89,3 +89,17 @@ def outcome_result(outcome: dict[str, Any]) -> types.CallToolResult:
 
 def failed(text: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(text=text)], is_error=True)
+
+
+def said_twice(name: str, keys: list[str], business_id: str) -> types.CallToolResult:
+    """A call whose JSON gave a key twice (duplicates.py): `rejected`/`malformed`, decided by no
+    one and recorded nowhere, in the shape of the command's outcome for a command tool."""
+    fields = sorted(set(keys))
+    error = f"the call's JSON gives {', '.join(fields)} twice, so what it says is not known"
+    kind = COMMANDS.get(name)
+    if kind is None:
+        return failed(f"{name}: rejected, reason malformed: {error}. Fields at fault: {', '.join(fields)}. "
+                      "Next step: retry once with each key given once.")
+    return outcome_result({"command_id": None, "type": kind, "business_id": business_id, "status": "rejected",
+                           "reason": "malformed", "fields": fields, "conflicts": {}, "details": {"error": error},
+                           "escalated": False, "duplicate": False, "events": []})
