@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import unicodedata
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -47,19 +48,37 @@ def every_required_known(raw: bytes) -> bool:
     """Our own reading of "known" (CONTRACT 3): status known, a non-empty value, a non-empty
     string source; an absent required fact is unknown; anything unreadable knows nothing."""
     try:
-        cmd = json.loads(raw)
-    except ValueError:
+        cmd = json.loads(raw, object_pairs_hook=_each_key_once)
+    except ValueError:  # not JSON, or a key twice: the document says two things
         return False
     if not (isinstance(cmd, dict) and isinstance(cmd.get("facts"), dict) and isinstance(cmd.get("type"), str)
-            and cmd["type"] in REQUIRED):
+            and cmd["type"] in REQUIRED) or not all(_seen(cmd.get(name)) for name in _ENVELOPE_IDS):
         return False
     facts = cmd["facts"]
     for name in REQUIRED[cmd["type"]]:
         fact = facts.get(name)
         if not (isinstance(fact, dict) and fact.get("status") == "known" and not _empty(fact.get("value"))
-                and isinstance(fact.get("source"), str) and fact["source"] != ""):
+                and isinstance(fact.get("source"), str) and fact["source"] != ""
+                and (name not in _ID_FACTS or _seen(fact["value"]))):
             return False
     return True
+
+
+_ENVELOPE_IDS = ("business_id", "command_id", "agent_id", "conversation_id", "turn_id")
+_ID_FACTS = ("customer_id", "order_id")
+
+
+def _each_key_once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    if len({key for key, _ in pairs}) != len(pairs):
+        raise ValueError("a key twice")
+    return dict(pairs)
+
+
+def _seen(value: Any) -> bool:
+    """An id a person reads as written: no format (Cf) character, variation selector or filler."""
+    return not isinstance(value, str) or not any(
+        unicodedata.category(c) == "Cf" or 0xFE00 <= ord(c) <= 0xFE0F or 0xE0100 <= ord(c) <= 0xE01EF
+        or c in "\u034f\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u3164\uffa0" for c in value)
 
 
 @dataclass

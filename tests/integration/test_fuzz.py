@@ -54,6 +54,18 @@ def test_a_broken_gate_that_treats_conflict_as_known_is_caught(sqlite_store, con
     assert {f["where"] for f in report.findings} >= {"outcome", "log", "stock", "exposure"}
 
 
+@pytest.fixture
+def keys_twice_read_at_their_last_word(monkeypatch):
+    """A broken reader: a key given twice is not noticed, the last value taken."""
+    monkeypatch.setattr("commands.parsing.duplicated", lambda raw, written: None)
+
+
+def test_a_broken_reader_that_takes_a_key_twice_at_its_last_word_is_caught(sqlite_store,
+                                                                           keys_twice_read_at_their_last_word):
+    report = run(deterministic_ledger(sqlite_store, 1), 3_000, seed=1)
+    assert {f["where"] for f in report.findings} == {"outcome"}
+
+
 def test_the_same_seed_gives_the_same_run(tmp_path):
     summaries = []
     for name in ("a", "b"):
