@@ -30,6 +30,11 @@ GROUP = "ledger"
 TOPICS = Topics()
 PARTITIONS = {"agent": TopicPartition(TOPICS.commands, 0), "owner": TopicPartition(TOPICS.admin, 0)}
 
+# A writer's snapshot every this many events of a business (5,000 in the product): a run of a
+# few thousand steps takes and reads snapshots many times, and a writer started after a kill
+# folds at most this many events, not the whole stream.
+snapshot_every_events = 200
+
 
 class Killed(BaseException):
     """The process died here: nothing of ours catches it, as nothing catches a kill -9."""
@@ -100,6 +105,7 @@ class Serve:
     def __init__(self, store: Store, broker: Broker, clock: Clock, new_id: Callable[[], str]) -> None:
         self.store, self.broker = store, broker
         self.ledger = Ledger(store, now=clock.now, new_id=new_id)
+        self.ledger.states.snapshot_every = snapshot_every_events
         self.progress = Progress()
         self.owed: list[outbox.Owed] = []
         self.forget_first = False  # the planted bug `outbox_deleted`

@@ -23,7 +23,7 @@ from ledger.store.database import Store
 from sim import actors, commands
 from sim.actors import Action
 from sim.checks import Checks, Violation
-from sim.cluster import Broker, Clock, Faults, Killed, Serve
+from sim.cluster import Broker, Clock, Faults, Killed, Serve, snapshot_every_events
 from sim.model import Model
 
 __all__ = ["Result", "Violation", "run"]
@@ -78,7 +78,9 @@ class Run:
         return serve
 
     def _webhook_door(self) -> Ledger:
-        return Ledger(self.store, provider=self.provider, now=self.clock.now, new_id=self._ids)
+        ledger = Ledger(self.store, provider=self.provider, now=self.clock.now, new_id=self._ids)
+        ledger.states.snapshot_every = snapshot_every_events
+        return ledger
 
     # --- steps ------------------------------------------------------------------
 

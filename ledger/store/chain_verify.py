@@ -8,6 +8,7 @@ at its position, never a crash.
 from __future__ import annotations
 
 import struct
+import itertools
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -61,7 +62,10 @@ def verify(event_pages: Iterable[list[Row]], chain_pages: Iterable[list[tuple[in
         if anchor[1] != GENESIS:
             return Verdict(False, 0, 0, reason="the head given is not this log's: position 0 is the genesis")
         anchor = None
-    walk = _Walk(anchor)
+    return _walked(_Walk(anchor), event_pages, chain_pages)
+
+
+def _walked(walk: _Walk, event_pages: Iterable[list[Row]], chain_pages: Iterable[list[tuple[int, bytes]]]) -> Verdict:
     pending: list[tuple[int, bytes]] = []  # links read, not yet held against their events
     more_links = iter(chain_pages)
     for page in event_pages:
@@ -164,18 +168,39 @@ def verify_store(store: Any, anchor: tuple[int, bytes] | None = None) -> Verdict
     return verify(stored_rows(store.engine, events, stop), _stored_links(store.engine, stop), anchor)
 
 
-def stored_rows(engine: Engine, table: str, stop: int) -> Iterator[list[Row]]:
-    """The log's whole rows up to `stop`, in position order, a page a query."""
+def verify_gained(store: Any, head: tuple[int, bytes]) -> Verdict:
+    """`verify` of what the log gained since `head`, a (position, link) verified before in this
+    process: the stored link at its position must still be that one, and the events and links
+    after it chain on from it. What lies before it is not read again (`verify_store` reads all),
+    so a step's check costs what the step wrote, not the whole log (the simulation's)."""
+    position, digest = head
+    with sql.reading(store.engine) as conn:
+        last_event = conn.exec_driver_sql(f'SELECT max(id) FROM "{store.events.name}"').scalar()
+        last_link = conn.exec_driver_sql("SELECT max(position) FROM ledger_chain").scalar()
+    stop = max(last_event or 0, last_link or 0, position)
+    links_ = _stored_links(store.engine, stop, after=max(0, position - 1))
+    first = next(links_, []) if position else [(0, GENESIS)]
+    if not first or first[0] != (position, digest):
+        return Verdict(False, 0, position, reason=f"the log no longer extends the head given: at {position} it has "
+                       f"{'another link' if first and first[0][0] == position else 'no link'}")
+    walk = _Walk(None)
+    walk.previous, walk.last = digest, position
+    return _walked(walk, stored_rows(store.engine, store.events.name, stop, after=position),
+                   itertools.chain([first[1:]] if position and first[1:] else [], links_))
+
+
+def stored_rows(engine: Engine, table: str, stop: int, after: int = 0) -> Iterator[list[Row]]:
+    """The log's whole rows after `after` up to `stop`, in position order, a page a query."""
     statement = (f'SELECT id, originator_id, originator_version, topic, state FROM "{table}"'
                  f" WHERE id > ? AND id <= ? ORDER BY id LIMIT {rows_per_page}")
-    yield from sql.pages(engine, statement, 0, stop, rows_per_page)
+    yield from sql.pages(engine, statement, after, stop, rows_per_page)
 
 
-def _stored_links(engine: Engine, stop: int) -> Iterator[list[tuple[int, bytes]]]:
-    """The chain's (position, link) rows up to `stop`, a page a query on a connection of its own."""
+def _stored_links(engine: Engine, stop: int, after: int = 0) -> Iterator[list[tuple[int, bytes]]]:
+    """The chain's (position, link) rows after `after` up to `stop`, a page a query on a connection of its own."""
     statement = ("SELECT position, hash FROM ledger_chain WHERE position > ? AND position <= ?"
                  f" ORDER BY position LIMIT {rows_per_page}")
-    yield from sql.pages(engine, statement, 0, stop, rows_per_page)
+    yield from sql.pages(engine, statement, after, stop, rows_per_page)
 
 
 # The event at a position, its link, and the event and link just before it.
