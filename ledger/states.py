@@ -106,7 +106,6 @@ class States:
                 self.turns_forgotten.add(key)
         else:  # no snapshot of this code: the whole log
             state = self.store.load(key)
-            self.store.backfill(state)  # a log written before the writer's tables
             self._snapshot_at[key] = 0
         self.bound(state)
         return state

@@ -21,7 +21,6 @@ from ledger.store import chain, claims, log_indexes, kept_escalations, kept_orde
 from ledger.core import codec
 from ledger.core import events as ev
 from ledger.store.claims import Claim
-from ledger.store.claims_migration import claims_by_business
 from ledger.store.kept_escalations import KeptEscalations
 from ledger.store.kept_orders import KeptOrder
 from ledger.store.recorder import Recorder, stream_id
@@ -72,7 +71,6 @@ class Store:
             self.recorder.create_table()
             chain.require_whole(self.engine, self.events.name)  # a log whose chain is cut is never written to
             log_indexes.create(self.engine, self.events.name)
-            claims_by_business(self.engine, claims.claims)  # a ledger written before claims were per business
             for md in (claims.metadata, kept_orders.metadata, kept_escalations.metadata, snapshots.metadata,
                        unsigned_webhooks.metadata, *extra):
                 md.create_all(self.engine)
@@ -135,11 +133,6 @@ class Store:
     def escalated_turns(self, business_id: str | None,
                         turns: Iterable[tuple[str, str]]) -> dict[tuple[str, str], tuple[str, ...]]:
         return kept_escalations.escalated(self.engine, business_id, turns)
-
-    def backfill(self, state: BusinessState) -> None:
-        """The writer's tables' rows for a fully folded state, where a log written before them lacks them."""
-        kept_orders.backfill(self.engine, state)
-        kept_escalations.backfill(self.engine, state)
 
     # --- writing --------------------------------------------------------------
 

@@ -11,11 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
-from sqlalchemy import Column, MetaData, Table, Text, func, select
+from sqlalchemy import Column, MetaData, Table, Text
 from sqlalchemy.engine import Connection, Engine
 
 from ledger.store import sql
-from ledger.core.state import BusinessState
 
 metadata = MetaData()
 escalations = Table(
@@ -32,8 +31,7 @@ turns = Table(  # every turn an escalation was raised in, and which (its status:
     Column("escalation_id", Text, primary_key=True),
 )
 _UPSERT = ("INSERT INTO ledger_escalations (business_id, escalation_id, status) VALUES (?, ?, ?)"
-           " ON CONFLICT (business_id, escalation_id) DO {}")
-_STATUS_CHANGES = "UPDATE SET status = excluded.status"
+           " ON CONFLICT (business_id, escalation_id) DO UPDATE SET status = excluded.status")
 _INSERT_TURN = ("INSERT INTO ledger_escalated_turns (business_id, conversation_id, turn_id, escalation_id)"
                 " VALUES (?, ?, ?, ?)"
                 " ON CONFLICT DO NOTHING")
@@ -45,9 +43,9 @@ class KeptEscalations(NamedTuple):
     turns: Sequence[tuple[str, str, str, str]] = ()  # business, conversation, turn, escalation
 
 
-def keep(conn: Connection, kept: KeptEscalations, on_conflict: str = _STATUS_CHANGES) -> None:
-    """In the caller's transaction (a backfill, on_conflict "NOTHING", never overwrites a newer row)."""
-    sql.executemany(conn, _UPSERT.format(on_conflict), kept.escalations)
+def keep(conn: Connection, kept: KeptEscalations) -> None:
+    """In the caller's transaction."""
+    sql.executemany(conn, _UPSERT, kept.escalations)
     sql.executemany(conn, _INSERT_TURN, kept.turns)
 
 
@@ -69,17 +67,3 @@ def escalated(engine: Engine, business_id: str | None,
     for c, t, i in rows:
         found[(c, t)] = found.get((c, t), ()) + (i,)
     return found
-
-
-def backfill(engine: Engine, state: BusinessState) -> None:
-    """Rows for a fully folded state's escalations and turns that a log written before the tables lacks."""
-    b = state.business_id or ""
-    with engine.connect() as conn:
-        stored = [conn.execute(select(func.count()).select_from(t).where(t.c.business_id == b)).scalar()
-                  for t in (escalations, turns)]
-    raised = [(b, c, t, i) for (c, t), ids in state.escalated_turns.items() for i in ids]
-    if stored[0] >= len(state.escalations) and stored[1] >= len(raised):
-        return
-    with engine.begin() as conn:
-        keep(conn, KeptEscalations([(b, i, status) for i, status in state.escalations.items()], raised),
-             on_conflict="NOTHING")

@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
-from sqlalchemy import BigInteger, Column, MetaData, Table, Text, func, select
+from sqlalchemy import BigInteger, Column, MetaData, Table, Text, select
 from sqlalchemy.engine import Connection, Engine
 
 from ledger.store import sql
-from ledger.core.state import BusinessState, Link, Order
+from ledger.core.state import Link, Order
 
 metadata = MetaData()
 orders = Table(
@@ -37,9 +37,9 @@ links = Table(
 _ORDER_COLUMNS = ("business_id", "order_id", "customer_id", "total", "paid", "link_reference", "link_url",
                   "link_amount")
 _UPSERT_ORDER = (f"INSERT INTO ledger_orders ({', '.join(_ORDER_COLUMNS)}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-                 " ON CONFLICT (business_id, order_id) {}")
-_ORDER_CHANGES = ("DO UPDATE SET paid = excluded.paid, link_reference = excluded.link_reference,"
-                  " link_url = excluded.link_url, link_amount = excluded.link_amount")
+                 " ON CONFLICT (business_id, order_id) DO UPDATE SET paid = excluded.paid,"
+                 " link_reference = excluded.link_reference, link_url = excluded.link_url,"
+                 " link_amount = excluded.link_amount")
 _INSERT_LINK = "INSERT INTO ledger_links (business_id, reference, order_id) VALUES (?, ?, ?) ON CONFLICT DO NOTHING"
 
 
@@ -52,18 +52,18 @@ class KeptOrder(NamedTuple):
     placed: bool = False  # in this batch: its row is new
 
 
-def keep(conn: Connection, kept: Sequence[KeptOrder], on_conflict: str = _ORDER_CHANGES) -> None:
-    """Upsert each order's row, in the caller's transaction (a backfill, on_conflict "DO NOTHING",
-    never overwrites a newer one). Orders placed in this batch have no row yet: a bulk insert."""
+def keep(conn: Connection, kept: Sequence[KeptOrder]) -> None:
+    """Upsert each order's row, in the caller's transaction. Orders placed in this batch have no
+    row yet: a bulk insert."""
     placed: list[tuple] = []
     upserted: list[tuple] = []
     for k in kept:
         o, live = k.order, k.order.live_link
-        (placed if k.placed and on_conflict == _ORDER_CHANGES else upserted).append((
+        (placed if k.placed else upserted).append((
             k.business_id, k.order_id, o.customer_id, o.total, o.paid,
             live and live.reference, live and live.url, live and live.amount))
     sql.insert(conn, orders.name, _ORDER_COLUMNS, placed)
-    sql.executemany(conn, _UPSERT_ORDER.format(on_conflict), upserted)
+    sql.executemany(conn, _UPSERT_ORDER, upserted)
     sql.executemany(conn, _INSERT_LINK, [(k.business_id, r, k.order_id) for k in kept for r in k.references])
 
 
@@ -86,18 +86,3 @@ def link_order(engine: Engine, business_id: str | None, reference: str) -> str |
     with sql.reading(engine) as conn:
         return conn.execute(select(links.c.order_id).where(
             links.c.business_id == (business_id or ""), links.c.reference == reference)).scalar()
-
-
-def backfill(engine: Engine, state: BusinessState) -> None:
-    """Rows for a fully folded state's orders that a log written before the tables lacks."""
-    b = state.business_id or ""
-    with engine.connect() as conn:
-        stored = conn.execute(select(func.count()).select_from(orders).where(orders.c.business_id == b)).scalar()
-    if stored >= len(state.orders):
-        return
-    references: dict[str, list[str]] = {}
-    for reference, order_id in state.link_orders.items():
-        references.setdefault(order_id, []).append(reference)
-    with engine.begin() as conn:
-        keep(conn, [KeptOrder(b, i, o, tuple(references.get(i, ()))) for i, o in state.orders.items()],
-             on_conflict="DO NOTHING")

@@ -4,10 +4,8 @@ Each test runs a Ledger that keeps one order per business, so every earlier orde
 been forgotten by the time a command names it.
 """
 import pytest
-from sqlalchemy import delete, func, select
 
 from ledger.service import Ledger
-from ledger.store.kept_orders import links, orders
 from tests.builders import line, order, payment_link
 from tests.given import RICE_PRICE, a_shop, agent, pay
 
@@ -83,17 +81,3 @@ def test_a_restarted_writer_reads_back_what_an_earlier_one_wrote(store):
 
     assert (paid["status"], paid["order_id"]) == ("accepted", first)
     assert (after["status"], after["reason"]) == ("blocked", "nothing_outstanding")
-
-
-def test_a_log_written_before_the_orders_table_fills_it_on_load(store):
-    first, reference = an_older_order_with_a_link(store)
-    with store.engine.begin() as conn:  # as a database from before the table would be
-        conn.execute(delete(orders))
-        conn.execute(delete(links))
-
-    later = Ledger(store, orders_kept=1)
-    paid = pay(later, reference, RICE_PRICE)
-
-    assert (paid["status"], paid["order_id"]) == ("accepted", first)
-    with store.engine.connect() as conn:
-        assert conn.execute(select(func.count()).select_from(orders)).scalar() == 2
