@@ -102,6 +102,7 @@ class Batch:
         self.made, self.used = made or {}, set()
         self.decided = Decided(states=[], decided_on={b: state.version for b, state in states.items()})
         self.linking: set[tuple[str, str]] = set()  # (business, order) whose link this batch is making
+        self.commands: set[tuple[str, str | None]] = set()  # (business, command id) decided here
 
     def decide(self, items: Sequence[Item], keys: Sequence[ClaimKey | None]) -> Decided:
         """`keys`: each item's `claim_key`."""
@@ -125,6 +126,8 @@ class Batch:
             self._wait(Hold(at, item, key, []))  # type: ignore[arg-type]
             return
         events = self._events(item, self.stamp(), reused=first is not None)
+        if type(item) is Parsed:
+            self.commands.add((item.command.business_id or "", item.command.command_id))
         if type(events[-1]) is ev.PaymentLinkIssued and first is None:
             answer = self.made.get(events[-1].reference)
             if answer is None:
@@ -177,18 +180,21 @@ class Batch:
             order_id=link.order_id, reference=link.reference, amount=link.amount, error=error)
 
     def _close_unused(self) -> None:
-        """A link asked for in an earlier round that this round's decisions no longer issue
-        (another writer changed the order meanwhile): closed, so none is left owed half made."""
-        for reference in self.made.keys() - self.used:
-            for state in self.states.values():
-                request = state.link_requests.get(reference)
-                if request is not None:
-                    closed = ev.PaymentLinkFailed(
-                        business_id=state.business_id, command_id=request.command_id, recorded_at=self.stamp().recorded_at,
-                        order_id=request.order_id, reference=reference, amount=request.amount,
-                        error="no longer owed: its command was decided otherwise")
-                    self.decided.appended.extend(self.draft.fold([closed]))
-                    self.decided.states.extend([codec.encode(closed)])  # type: ignore[union-attr]
+        """A link asked for that no decision of this round issues, closed, so none is left owed
+        half made: one asked for in an earlier round (another writer changed the order
+        meanwhile), or by an earlier attempt at a command decided otherwise now (its writer was
+        killed after asking, and the order was paid since)."""
+        for business_id, state in self.states.items():
+            for reference, request in list(state.link_requests.items()):
+                asked = reference in self.made or (business_id, request.command_id) in self.commands
+                if not asked or reference in self.used:
+                    continue
+                closed = ev.PaymentLinkFailed(
+                    business_id=state.business_id, command_id=request.command_id, recorded_at=self.stamp().recorded_at,
+                    order_id=request.order_id, reference=reference, amount=request.amount,
+                    error="no longer owed: its command was decided otherwise")
+                self.decided.appended.extend(self.draft.fold([closed]))
+                self.decided.states.extend([codec.encode(closed)])  # type: ignore[union-attr]
 
     def _answer(self, item: Item, key: ClaimKey | None, content_hash: str | None, events: list[ev.Event],
                 appended: list[ev.Event]) -> None:
