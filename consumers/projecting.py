@@ -53,7 +53,7 @@ class Relaying(Protocol):
     async def last(self) -> None: ...
 
 
-class RelayTo(Protocol):
+class RelayTarget(Protocol):
     """Where a child relays the log's events (`ledger serve`: its broker and topics); passed to
     the child process, so it pickles."""
 
@@ -63,7 +63,7 @@ class RelayTo(Protocol):
 class ProjectorProcess:
     """A child process that follows the log, sooner each time it is woken."""
 
-    def __init__(self, url: str, relay_to: RelayTo | None = None):
+    def __init__(self, url: str, relay_to: RelayTarget | None = None):
         context = multiprocessing.get_context("spawn")  # a fork would share this process's connections
         reader, self._writer = context.Pipe(duplex=False)
         self._process = context.Process(target=_run, args=(url, reader, relay_to), name="ledger-projections",
@@ -98,7 +98,7 @@ class Projections:
     once it floods, or from the start with `inline=False`. With `relay_to` (`ledger serve`)
     the child relays events too. A child that died is started again at the next batch."""
 
-    def __init__(self, store: Store, inline: bool = True, relay_to: RelayTo | None = None):
+    def __init__(self, store: Store, inline: bool = True, relay_to: RelayTarget | None = None):
         self.store, self.relay_to = store, relay_to
         self.inline = Projector(store) if inline else None
         self.child: ProjectorProcess | None = None
@@ -122,12 +122,12 @@ class Projections:
             self.child.close()
 
 
-def _run(url: str, wakes: Connection, relay_to: RelayTo | None) -> None:
+def _run(url: str, wakes: Connection, relay_to: RelayTarget | None) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C stops the writer, which closes the pipe
     asyncio.run(_follow(Store(url), wakes, relay_to))
 
 
-async def _follow(store: Store, wakes: Connection, relay_to: RelayTo | None) -> None:
+async def _follow(store: Store, wakes: Connection, relay_to: RelayTarget | None) -> None:
     """Follow every second (others write too), and sooner when woken; when the writer is done
     (or gone), follow once more and end."""
     done = asyncio.Event()

@@ -30,9 +30,11 @@ def marked(raw: bytes) -> bytes:
             message = json.loads(raw)  # an integer past 64 bits: orjson's refusal, not the SDK's
         except (ValueError, RecursionError):
             return raw  # not JSON: the SDK's own parse error
-    twice = duplicated(raw, json.dumps(message).encode())
     calls = [m for m in (message if isinstance(message, list) else [message]) if _is_call(m)]
-    if twice is None or not calls:
+    if not calls:  # only a tool call is ever marked: the rest is not looked at for repeats
+        return raw
+    twice = duplicated(raw, json.dumps(message).encode())
+    if twice is None:
         return raw
     for call in calls:
         meta = call["params"].get("_meta")
