@@ -50,6 +50,14 @@ def _link_order(item: Item) -> tuple[str, str] | None:
     return None
 
 
+def _link_failed(link: ev.PaymentLinkIssued | ev.PaymentLinkRequested, error: str) -> ev.PaymentLinkFailed:
+    """The link owed for `link`'s reference closed: the provider made none, or it is no longer owed."""
+    return ev.PaymentLinkFailed(
+        business_id=link.business_id, command_id=link.command_id, recorded_at=link.recorded_at,
+        agent_id=link.agent_id, conversation_id=link.conversation_id, turn_id=link.turn_id,
+        order_id=link.order_id, reference=link.reference, amount=link.amount, error=error)
+
+
 @dataclass(frozen=True)
 class Made:
     """The provider's answer for one reference: the link's url, or why there is none (one line),
@@ -168,16 +176,10 @@ class Batch:
             self._answer(item, key, content_hash, events, events)
             return
         stamp = Stamp(issued.recorded_at, "")
-        failed = [self._failed(issued, made.error or "the provider's link is for another amount")] if owed else []
+        failed = [_link_failed(issued, made.error or "the provider's link is for another amount")] if owed else []
         blocked = _with_claim(item, block(item.command, stamp, Blocked(
             "provider_unavailable", details={"order_id": issued.order_id})))
         self._answer(item, key, content_hash, blocked, failed + blocked)
-
-    def _failed(self, link: ev.PaymentLinkIssued | ev.PaymentLinkRequested, error: str) -> ev.PaymentLinkFailed:
-        return ev.PaymentLinkFailed(
-            business_id=link.business_id, command_id=link.command_id, recorded_at=link.recorded_at,
-            agent_id=link.agent_id, conversation_id=link.conversation_id, turn_id=link.turn_id,
-            order_id=link.order_id, reference=link.reference, amount=link.amount, error=error)
 
     def _close_unused(self) -> None:
         """A link asked for that no decision of this round issues, closed, so none is left owed
@@ -189,10 +191,10 @@ class Batch:
                 asked = reference in self.made or (business_id, request.command_id) in self.commands
                 if not asked or reference in self.used:
                     continue
-                closed = ev.PaymentLinkFailed(
+                closed = _link_failed(ev.PaymentLinkRequested(
                     business_id=state.business_id, command_id=request.command_id, recorded_at=self.stamp().recorded_at,
-                    order_id=request.order_id, reference=reference, amount=request.amount,
-                    error="no longer owed: its command was decided otherwise")
+                    order_id=request.order_id, reference=reference, amount=request.amount),
+                    "no longer owed: its command was decided otherwise")
                 self.decided.appended.extend(self.draft.fold([closed]))
                 self.decided.states.extend([codec.encode(closed)])  # type: ignore[union-attr]
 
