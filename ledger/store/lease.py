@@ -45,8 +45,12 @@ class Lease:
 
 
 class AdvisoryLease(Lease):
+    """PostgreSQL keeps advisory locks per database, but a ledger is the schema its tables are in:
+    the key names the schema too (by its oid, so a schema dropped and made again is another
+    ledger), and ledgers in two schemas of one database never wait on each other's leases."""
+
     def __init__(self, engine: Engine, name: str):
-        self.engine, self._key, self._holder = engine, lease_key(name), None
+        self.engine, self.name, self._key, self._holder = engine, name, None, None
 
     def hold(self) -> bool:
         try:
@@ -56,6 +60,9 @@ class AdvisoryLease(Lease):
             # In autocommit: a session's advisory lock outlives transactions, and each check is
             # one round trip (no BEGIN, no COMMIT).
             conn = self.engine.connect().execution_options(isolation_level="AUTOCOMMIT")
+            if self._key is None:
+                schema = conn.exec_driver_sql("SELECT current_schema()::regnamespace::oid").scalar()
+                self._key = lease_key(f"{schema}:{self.name}")
             got = conn.execute(text("SELECT pg_try_advisory_lock(:k)"), {"k": self._key}).scalar()
             if got:
                 self._holder = conn

@@ -53,9 +53,31 @@ def test_a_lease_let_go_is_taken_by_another_process(postgres_url):
     # when the first lets it go (its process goes on, its connections stay pooled)
     held.release()
     # then the second takes it
-    assert sql.lease(second.engine, "a job").hold()
+    taken = sql.lease(second.engine, "a job")
+    assert taken.hold()
+    taken.release()
     first.close()
     second.close()
+
+
+@pytest.mark.postgres
+def test_ledgers_in_two_schemas_of_one_database_hold_their_leases_apart(postgres_url):
+    # given a ledger in the database's public schema holding a lease, and another in a schema beside it
+    with psycopg.connect(postgres_url.replace("postgresql+psycopg://", "postgresql://"), autocommit=True) as admin:
+        admin.execute("DROP SCHEMA IF EXISTS beside CASCADE")
+        admin.execute("CREATE SCHEMA beside")
+    public, beside = Store(postgres_url), Store(f"{postgres_url}?options=-csearch_path%3Dbeside")
+    held = sql.lease(public.engine, "ledger-projections")
+    assert held.hold()
+    # when the other ledger asks for the lease of the same name, then it gets it
+    other = sql.lease(beside.engine, "ledger-projections")
+    assert other.hold()
+    # and within one ledger the lease is still one process's
+    assert not sql.lease(Store(postgres_url).engine, "ledger-projections").hold()
+    for lease in (held, other):
+        lease.release()
+    public.close()
+    beside.close()
 
 
 @pytest.mark.postgres
