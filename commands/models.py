@@ -1,7 +1,11 @@
 """Command models: the envelope, each command type's facts, and the doors that take them.
 
-Each type declares its facts once, here: a field marked REQUIRED blocks the command
-unless known; the field's type is what a known value must be.
+Each type is declared once, here, and every door's list of them is derived from it: its
+facts (a field marked REQUIRED blocks the command unless known; the field's type is what a
+known value must be; an agent's fact says what it is for the tool), its door (the agent's or
+the owner's union below), and what the rest of the house needs to know of it as class-level
+facts (Command's ClassVars): the tool's purpose, the people's word for it, the events an
+accepted one opens with and the outcome fields it carries.
 """
 from __future__ import annotations
 
@@ -116,28 +120,36 @@ class Facts(BaseModel):
         return {n: getattr(self, n).value for n in self.names() if getattr(self, n).known}
 
 
-def required(tp: Any) -> Any:
-    return Annotated[fact(tp), REQUIRED]
+def required(tp: Any, hint: str | None = None) -> Any:
+    """A fact the command cannot take effect without; `hint` as for `optional`."""
+    return Annotated[optional(tp, hint), REQUIRED]
+
+
+def optional(tp: Any, hint: str | None = None) -> Any:
+    """A fact whose known value must be a `tp`; `hint`: what it is, as an agent's tool says it
+    (commands/tools.py; the fact's name when there is none)."""
+    return fact(tp) if hint is None else Annotated[fact(tp), Field(description=hint)]
 
 
 # --- facts per command type -------------------------------------------------
 
 class PlaceOrderFacts(Facts):
-    customer_id: required(Id) = UNKNOWN
-    lines: required(Annotated[list[Line], Field(min_length=1)]) = UNKNOWN
-    note: fact(FreeText) = UNKNOWN
+    customer_id: required(Id, "The customer's id in this business (from the session or a lookup), not a name.") = UNKNOWN
+    lines: required(Annotated[list[Line], Field(min_length=1)],
+                    "What to order: a list of {sku, quantity}; quantity is a whole number above 0.") = UNKNOWN
+    note: optional(FreeText, "Anything the customer asked to note on the order.") = UNKNOWN
 
 
 class IssuePaymentLinkFacts(Facts):
-    order_id: required(Id) = UNKNOWN
+    order_id: required(Id, "The order's id as the ledger returned it when the order was placed.") = UNKNOWN
 
 
 class EscalateFacts(Facts):
-    reason: fact(FreeText) = UNKNOWN
+    reason: optional(FreeText, "Why a person is needed.") = UNKNOWN
 
 
 class CompleteTurnFacts(Facts):
-    reply: required(FreeText) = UNKNOWN
+    reply: required(FreeText, "The exact text about to be sent to the customer.") = UNKNOWN
 
 
 class RegisterProductFacts(Facts):
@@ -175,7 +187,7 @@ class AcknowledgeEscalationFacts(Facts):
 class CloseEscalationFacts(Facts):
     escalation_id: required(Id) = UNKNOWN
     resolution: required(Literal["resolved", "dismissed"]) = UNKNOWN
-    note: fact(FreeText) = UNKNOWN
+    note: optional(FreeText) = UNKNOWN
 
 
 class SetCurrencyFacts(Facts):
@@ -184,7 +196,7 @@ class SetCurrencyFacts(Facts):
 
 class ApproveOrderFacts(Facts):
     escalation_id: required(Id) = UNKNOWN
-    note: fact(FreeText) = UNKNOWN
+    note: optional(FreeText) = UNKNOWN
 
 
 # --- envelopes ----------------------------------------------------------------
@@ -197,6 +209,11 @@ class Command(BaseModel):
     conversation_id: Id | None = None
     turn_id: Id | None = None
     door: ClassVar[str]
+    # What an outcome of this type carries besides every command's fields (CONTRACT 6), in the
+    # contract's order; ledger/core/outcome.py fills them from the events.
+    outcome_fields: ClassVar[tuple[str, ...]] = ()
+    # The people's word for the type (the owner's web pages); None: shown as the type itself.
+    label: ClassVar[str | None] = None
     if TYPE_CHECKING:  # fields every command type declares for itself (a Literal type, its facts)
         type: str
         facts: Facts
@@ -209,8 +226,13 @@ class Command(BaseModel):
 
 
 class AgentCommand(Command):
-    """The agent door: who sent it and in which turn are not optional."""
+    """The agent door: who sent it and in which turn are not optional. Each type is a tool
+    (commands/tools.py), so it says what it is for (`purpose`, the tool's description), and
+    which events an accepted one appends first: what names it among its turn's events (the
+    owner's queue page), where a block or rejection names its type itself."""
     door: ClassVar[str] = "agent"
+    purpose: ClassVar[str]
+    first_events: ClassVar[tuple[str, ...]]
     agent_id: Id
     conversation_id: Id
     turn_id: Id
@@ -223,21 +245,39 @@ class OwnerCommand(Command):
 class PlaceOrder(AgentCommand):
     type: Literal["PlaceOrder"]
     facts: PlaceOrderFacts
+    purpose = "Place an order for a registered customer. Prices come from the catalog, never from you."
+    label = "Place an order"
+    first_events = ("OrderPlaced",)
+    outcome_fields = ("order_id", "total", "lines")
 
 
 class IssuePaymentLink(AgentCommand):
     type: Literal["IssuePaymentLink"]
     facts: IssuePaymentLinkFacts
+    purpose = "Get a payment link for an order's outstanding amount. The amount is the ledger's, never yours."
+    label = "Payment link"
+    # A link voided or sent again, else the new one; the shell's records of asking the provider
+    # (PaymentLinkRequested, PaymentLinkFailed) are not the decision's.
+    first_events = ("PaymentLinkIssued", "PaymentLinkResent", "PaymentLinkVoided")
+    outcome_fields = ("payment_link", "reused")
 
 
 class Escalate(AgentCommand):
     type: Literal["Escalate"]
     facts: EscalateFacts
+    purpose = "Hand the conversation to a person (the owner)."
+    label = "Ask for a person"
+    first_events = ("EscalationRaised",)
+    outcome_fields = ("escalation_id",)
 
 
 class CompleteTurn(AgentCommand):
     type: Literal["CompleteTurn"]
     facts: CompleteTurnFacts
+    purpose = "Record the reply you are about to send to the customer, before sending it."
+    label = "Reply"
+    first_events = ("ReplyRecorded",)  # then an EscalationRaised, when the reply promises a person
+    outcome_fields = ("escalation_id",)
 
 
 class RegisterProduct(OwnerCommand):
@@ -248,11 +288,13 @@ class RegisterProduct(OwnerCommand):
 class Restock(OwnerCommand):
     type: Literal["Restock"]
     facts: RestockFacts
+    label = "Restock"
 
 
 class SetPrice(OwnerCommand):
     type: Literal["SetPrice"]
     facts: SetPriceFacts
+    label = "Set a price"
 
 
 class RegisterCustomer(OwnerCommand):
@@ -263,6 +305,7 @@ class RegisterCustomer(OwnerCommand):
 class SetCreditLimit(OwnerCommand):
     type: Literal["SetCreditLimit"]
     facts: SetCreditLimitFacts
+    label = "Set a credit limit"
 
 
 class AcknowledgeEscalation(OwnerCommand):
@@ -283,6 +326,8 @@ class SetCurrency(OwnerCommand):
 class ApproveOrder(OwnerCommand):
     type: Literal["ApproveOrder"]
     facts: ApproveOrderFacts
+    label = "Approve an order"
+    outcome_fields = ("order_id", "total", "lines")
 
 
 AgentCommandT = Annotated[Union[PlaceOrder, IssuePaymentLink, Escalate, CompleteTurn],

@@ -1,8 +1,9 @@
 """Function-calling definitions of the agent commands, derived from the models the ledger parses with.
 
-A tool's parameters are the command's `facts` only. The envelope (`command_id`,
-`business_id`, `agent_id`, `conversation_id`, `turn_id`, `type`) is the runtime's: a model
-should never make up an idempotency key or the tenant. A tool's name is its command type in
+A tool is its command type's model: its description the model's `purpose`, its parameters
+the command's `facts` only, each described by the fact's hint in the model. The envelope
+(`command_id`, `business_id`, `agent_id`, `conversation_id`, `turn_id`, `type`) is the
+runtime's: a model should never make up an idempotency key or the tenant. A tool's name is its command type in
 snake_case (`PlaceOrder` -> `place_order`), the same in `ledger tools` and over MCP (TOOLS).
 `command(...)` wraps a tool call's arguments into the envelope.
 
@@ -33,23 +34,6 @@ _UNKNOWN_RULE = (
     '{"status": "conflict", "values": [...], "source": ...} when you have several candidates. '
     "Never guess or fill in a plausible value: an unknown fact is a correct answer, "
     "and the ledger blocks the command and tells you what to ask.")
-
-PURPOSE = {
-    "PlaceOrder": "Place an order for a registered customer. Prices come from the catalog, never from you.",
-    "IssuePaymentLink": "Get a payment link for an order's outstanding amount. The amount is the ledger's, never yours.",
-    "Escalate": "Hand the conversation to a person (the owner).",
-    "CompleteTurn": "Record the reply you are about to send to the customer, before sending it.",
-}
-
-FACT_HINTS = {
-    "customer_id": "The customer's id in this business (from the session or a lookup), not a name.",
-    "lines": "What to order: a list of {sku, quantity}; quantity is a whole number above 0.",
-    "note": "Anything the customer asked to note on the order.",
-    "order_id": "The order's id as the ledger returned it when the order was placed.",
-    "reason": "Why a person is needed.",
-    "reply": "The exact text about to be sent to the customer.",
-}
-
 
 def tool_name(command_type: str) -> str:
     """The tool's name: the command type in snake_case."""
@@ -104,11 +88,12 @@ def value_schema(field: FieldInfo) -> dict[str, Any]:
 
 
 def fact_schema(name: str, field: FieldInfo, required: bool) -> dict[str, Any]:
+    """A fact's parameter; its description is the fact's hint in the model (else its name)."""
     value = value_schema(field)
     source = {"type": "string", "minLength": 1, "description": _field_text("source")}
     need = "Required: the command is blocked until it is known." if required else "Optional."
     return {
-        "description": f"{FACT_HINTS.get(name, name)} {need} Status {_field_text('status')}",
+        "description": f"{field.description or name} {need} Status {_field_text('status')}",
         "anyOf": [
             {"type": "object", "additionalProperties": False, "required": ["status", "value", "source"],
              "properties": {"status": {"const": "known"},
@@ -143,14 +128,14 @@ def command_schema(command_type: str) -> dict[str, Any]:
     schema = _inline(model.model_json_schema())
     schema["properties"]["facts"] = facts_schema(command_type)
     schema["additionalProperties"] = False
-    schema["description"] = PURPOSE[command_type]
+    schema["description"] = AGENT_TYPES[command_type].purpose
     return schema
 
 
 def description(command_type: str) -> str:
     required = facts_model(command_type).required_names()
     needs = f"Needs {', '.join(required)} known." if required else "Never blocked for unknown facts."
-    return f"{PURPOSE[command_type]} {needs} {_UNKNOWN_RULE}"
+    return f"{AGENT_TYPES[command_type].purpose} {needs} {_UNKNOWN_RULE}"
 
 
 def definitions(fmt: str, types: tuple[str, ...] = tuple(AGENT_TYPES)) -> Any:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from commands.models import OWNER_TYPES
 from commands.parsing import Parsed, parse
 from ledger.core import events as ev
 from ledger.core.decide import Stamp, decide
@@ -24,8 +25,6 @@ SHOP = "shop-1"
 STAMP = Stamp("2026-12-01T12:00:00.000000Z", "id-1")
 # The ids the stamp gives what a command creates.
 ORDER_ID, ESCALATION_ID = STAMP.order_id, STAMP.escalation_id
-_OWNER_TYPES = {"RegisterProduct", "Restock", "SetPrice", "RegisterCustomer", "SetCreditLimit", "SetCurrency",
-                "AcknowledgeEscalation", "CloseEscalation", "ApproveOrder"}
 
 
 def fold(*events: ev.Event, business: str = SHOP) -> BusinessState:
@@ -49,7 +48,7 @@ class Given:
     state: BusinessState
 
     def when(self, command: dict[str, Any], door: str | None = None) -> Decided:
-        door = door or ("owner" if command["type"] in _OWNER_TYPES else "agent")
+        door = door or ("owner" if command["type"] in OWNER_TYPES else "agent")
         parsed = parse(raw(command), door)
         assert isinstance(parsed, Parsed), parsed
         return Decided(command, decide(self.state, parsed.command, STAMP))

@@ -27,7 +27,8 @@ from typing import Any
 
 import orjson
 
-from commands.tools import TOOLS, command_type
+from commands.models import AGENT_TYPES
+from commands.tools import TOOLS, command_type, facts_model
 from commands.world import NotAFact, WorldState
 from consumers.agent.gate import FactsNotKnown, side_effect
 from ledger.service import Ledger
@@ -58,6 +59,17 @@ def _tool(command_type: str, *required: str, optional: tuple[str, ...] = ()) -> 
 _METHODS = {kind: name for name, kind in TOOLS.items()}  # command type -> its tool's name
 
 
+def _gated_tools(cls: type) -> type:
+    """One gated method a tool, named as the tool (`place_order`): it needs the model's required
+    facts known, and the command's other facts come along when known."""
+    for kind in AGENT_TYPES:
+        facts = facts_model(kind)
+        required = facts.required_names()
+        setattr(cls, _METHODS[kind], _tool(kind, *required, optional=tuple(n for n in facts.names() if n not in required)))
+    return cls
+
+
+@_gated_tools
 class LedgerTools:
     """Build with `embedded` or `kafka`; the transport stays inside."""
 
@@ -76,11 +88,6 @@ class LedgerTools:
         an awaitable outcome; the gate has already run when the call returns, so a block
         raises FactsNotKnown at the call, before anything is produced."""
         return cls(lambda cmd: client.submit(cmd, timeout=timeout_s), _PRIVATE)
-
-    place_order = _tool("PlaceOrder", "customer_id", "lines", optional=("note",))
-    issue_payment_link = _tool("IssuePaymentLink", "order_id")
-    escalate = _tool("Escalate", optional=("reason",))
-    complete_turn = _tool("CompleteTurn", "reply")
 
     def call(self, tool_name: str, world: WorldState, arguments: Mapping[str, Any] | None = None) -> Outcome:
         """Dispatch a model's tool call by name (`place_order`, as `ledger tools` names it; the

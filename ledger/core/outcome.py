@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from commands.models import COMMAND_TYPES
 from commands.parsing import NotPermitted, Parsed, Rejection
 from ledger.core import events as ev
 from ledger.core.webhook import Payment, Refusal
@@ -12,13 +13,11 @@ from ledger.core.webhook import Payment, Refusal
 Outcome = dict[str, Any]
 
 
-_ORDER_TYPES = frozenset({"PlaceOrder", "ApproveOrder"})
 # The record of asking the provider for a link: the command's, in the log, but not its decision's events.
 ASKING = (ev.PaymentLinkRequested, ev.PaymentLinkFailed)
 # The names money goes by in a block's details (CONTRACT 6: an outcome with money carries its currency).
 MONEY_DETAILS = frozenset({"credit_limit", "exposure", "order_total", "total", "paid", "outstanding", "amount",
                            "unit_price"})
-_ESCALATING_TYPES = frozenset({"Escalate", "CompleteTurn"})
 
 
 def outcome(item: Parsed | NotPermitted | Rejection | Payment | Refusal, events: list[ev.Event],
@@ -44,16 +43,11 @@ def _command_outcome(item: Parsed | NotPermitted | Rejection, events: list[ev.Ev
     out: Outcome = {
         "command_id": head.command_id, "type": kind, "business_id": head.business_id,
         "status": "accepted", "reason": None, "fields": [], "conflicts": {}, "details": {},
-        "escalated": False, "duplicate": False, "events": [type(e).__name__ for e in events],
+        "escalated": False, "duplicate": False, "events": [type(e).__name__ for e in events if type(e) not in ASKING],
     }
-    if kind in _ORDER_TYPES:
-        out["order_id"] = out["total"] = None
-        out["lines"] = []
-    elif kind == "IssuePaymentLink":
-        out["payment_link"], out["reused"] = None, False
-        out["events"] = [type(e).__name__ for e in events if type(e) not in ASKING]
-    if kind in _ESCALATING_TYPES:
-        out["escalation_id"] = None
+    model = COMMAND_TYPES.get(kind or "")  # None for a type no door takes (a rejection says so)
+    for name in () if model is None else model.outcome_fields:
+        out[name] = _unfilled(name)
     for e in events:  # by exact type: no event type has subtypes
         if type(e) is ev.OrderPlaced:
             out["order_id"], out["total"], out["lines"] = e.order_id, e.total, e.lines
@@ -68,6 +62,11 @@ def _command_outcome(item: Parsed | NotPermitted | Rejection, events: list[ev.Ev
         elif type(e) is ev.EscalationRaised:
             out["escalated"], out["escalation_id"] = True, e.escalation_id
     return out
+
+
+def _unfilled(name: str) -> Any:
+    """A command type's own outcome field (its model's `outcome_fields`) before an event fills it."""
+    return [] if name == "lines" else False if name == "reused" else None
 
 
 def _payment_outcome(item: Payment | Refusal, events: list[ev.Event]) -> Outcome:

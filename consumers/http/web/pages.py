@@ -15,6 +15,7 @@ from typing import Any
 from sqlalchemy import func, select, tuple_
 from sqlalchemy.engine import Connection
 
+from commands.models import AGENT_TYPES
 from consumers.http.web.held import Held, held_order, held_orders  # noqa: F401 (held_order: queue_view.py)
 from ledger.core import events as ev
 from ledger.store.database import Store
@@ -27,10 +28,9 @@ from projections.paging import Page, keyset, merged
 QUEUE_STATUSES = ("open", "acknowledged")   # still someone's to deal with
 turn_positions_max = 200  # how far before its escalation a turn's events are looked for
 ENVELOPE = ("business_id", "command_id", "recorded_at", "agent_id", "conversation_id", "turn_id")
-# The command type behind an accepted command's first event (blocks and rejections name theirs).
-_COMMAND_OF = {"OrderPlaced": "PlaceOrder", "PaymentLinkIssued": "IssuePaymentLink",
-               "PaymentLinkResent": "IssuePaymentLink", "PaymentLinkVoided": "IssuePaymentLink",
-               "ReplyRecorded": "CompleteTurn", "EscalationRaised": "Escalate"}
+# The command type behind an accepted agent command's first event, as its model declares it
+# (blocks and rejections name theirs).
+_COMMAND_OF = {event: kind for kind, model in AGENT_TYPES.items() for event in model.first_events}
 _QUEUE_COLUMNS = ("position", "escalation_id", "conversation_id", "turn_id", "cause", "reason", "status", "raised_at")
 
 

@@ -1,6 +1,9 @@
-"""The ledger's codes (reasons, statuses, causes, intents, fact names) in words for the pages.
-A code with no entry is shown as it is, its underscores as spaces: never a blank."""
+"""The ledger's codes (reasons, statuses, causes, intents, fact names, command types) in words for
+the pages. A code with no entry is shown as it is (but for a command type, its underscores as
+spaces): never a blank."""
 from __future__ import annotations
+
+from commands.models import COMMAND_TYPES
 
 REASONS = {
     "unknown_facts": "Facts not known", "conflicting_facts": "Facts in conflict",
@@ -26,9 +29,9 @@ INTENTS = {"escalate": "Asked for a person", "place_order": "Placed an order", "
 FIELDS = {"customer_id": "customer", "sku": "product", "order_id": "order", "unit_price": "unit price",
           "credit_limit": "credit limit", "order_total": "order total", "line_total": "line total",
           "escalation_id": "escalation", "command_type": "command"}
-KINDS = {"PlaceOrder": "Place an order", "IssuePaymentLink": "Payment link", "Escalate": "Ask for a person",
-         "CompleteTurn": "Reply", "PaymentWebhook": "Payment webhook", "ApproveOrder": "Approve an order",
-         "SetCreditLimit": "Set a credit limit", "Restock": "Restock", "SetPrice": "Set a price"}
+# A command type's word is its model's `label`; a provider's webhook is no command type.
+KINDS = {**{kind: model.label for kind, model in COMMAND_TYPES.items() if model.label is not None},
+         "PaymentWebhook": "Payment webhook"}
 
 
 def _plain(code: str | None) -> str:
