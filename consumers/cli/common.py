@@ -14,6 +14,7 @@ from consumers.cli.extras import require
 if TYPE_CHECKING:
     from commands.parsing import Oversized
     from ledger.providers.base import PaymentProvider
+    from consumers.runtime import Runtime
     from ledger.service import Ledger
     from ledger.store.database import Store
 
@@ -97,6 +98,14 @@ def open_ledger(args: argparse.Namespace) -> Ledger:
     from ledger.service import Ledger  # the parser and every command model: only for the subcommands that decide
 
     return Ledger(open_store(args), payment_provider())
+
+
+def open_runtime(args: argparse.Namespace, **options: Any) -> Runtime:
+    """A door's runtime (consumers/runtime.py) on the store at --db, with the configured
+    payment provider; `options` are `bootstrap`'s."""
+    from consumers.runtime import bootstrap  # the ledger and the projections: only for the doors
+
+    return bootstrap(open_store(args), provider=payment_provider(), **options)
 
 
 def payment_provider() -> PaymentProvider:

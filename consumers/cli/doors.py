@@ -4,9 +4,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from consumers.cli.common import add_db, batch_records_max, batches, open_input, open_ledger
+from consumers.cli.common import add_db, batch_records_max, batches, open_input, open_runtime
 from consumers.cli.table import print_outcome
-from ledger import bulk
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -23,32 +22,21 @@ def _file_door(p: argparse.ArgumentParser, door: str) -> None:
 
 
 def run(args: argparse.Namespace, door: str) -> int:
-    from consumers.projecting import Projections  # the projection tables: only for the doors that write
+    from consumers.runtime import Collector, Follow  # the ledger and the projections: only for the doors that write
 
     stream = open_input(args.file)
-    ledger = open_ledger(args)
-    projections = Projections(ledger.store)
+    # The operator's own file: no token is checked. Its state lives as long as the run.
+    runtime = open_runtime(args, collector=Collector.kept, follow=Follow.beside, flood_records=batch_records_max)
     try:
         for batch in batches(stream):
-            with bulk.paused():  # the whole batch: see ledger/bulk.py
-                _batch(ledger, batch, door, args.table, projections)
-            bulk.keep_survivors()
+            runtime.handle(batch, door, answer=lambda handled: _answer(handled, args.table, runtime.ledger))
     finally:
-        projections.close()
+        runtime.close()
     return 0
 
 
-def _batch(ledger, batch: list, door: str, table: bool, projections) -> None:
-    """One batch, from lines to outcomes and projections. Its outcomes and events are gone when
-    this returns, inside the collector's pause: the pass at its end walks only what the batch
-    left in the ledger's state, not every outcome just printed."""
-    handled = ledger.handle(batch, door)
-    _answer(handled, table, ledger)
-    # Outcomes first: a slow or failing projection never holds them back.
-    projections.after(handled.written, full=len(batch) >= batch_records_max)
-
-
 def _answer(handled, table: bool, ledger) -> None:
+    """Outcomes first: a slow or failing projection never holds them back."""
     if table:
         for outcome in handled.outcomes:
             business = outcome["business_id"]

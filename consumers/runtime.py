@@ -1,0 +1,151 @@
+"""The composition root: `bootstrap` builds the one runtime every door runs on.
+
+A door reads its input, calls `runtime.handle(raws, door, principal)` and delivers what it
+gets back; it knows nothing else of the house. The runtime owns, once for every door:
+
+- the store and the `Ledger` (the one write path), with the payment provider whose links a
+  batch asks for after its commit (ledger/links.py, called by the Ledger);
+- authentication: the doors whose tokens it checks (consumers/agent_door.py,
+  consumers/owner_door.py); a door it does not check takes every input as its operator's;
+- the garbage collector's policy around each batch (ledger/bulk.py);
+- the log's followers (the projections, and serve's event relay): `Follow`;
+- the metrics every door counts (consumers/ops), when asked for.
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import enum
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import Any
+
+from consumers import agent_door, owner_door
+from consumers.follow import Follower
+from consumers.projecting import Projections, RelayTarget
+from ledger import bulk
+from ledger.core.outcome import Outcome
+from ledger.providers.base import PaymentProvider
+from ledger.service import Extra, Handled, Ledger, Raw
+from ledger.store.agents import AgentKeys
+from ledger.store.database import Store
+from ledger.store.owners import OwnerKeys
+from ledger.store.principals import Keys
+from projections.projector import Projector
+
+Principal = Any  # a token as the door received it (str, bytes, a header's value), or None: no token
+_ADMIT = {"agent": agent_door.admit, "owner": owner_door.admit}
+_KEYS: Mapping[str, Callable[[Store], Keys]] = {"agent": AgentKeys, "owner": OwnerKeys}
+
+
+class Collector(enum.Enum):
+    """What the garbage collector does around a batch (ledger/bulk.py says why)."""
+    untouched = "untouched"  # lone requests (MCP, the web, the webhook): as Python runs it
+    paused = "paused"  # a process that runs for ever (serve): off for each batch, `started` freezes the start
+    kept = "kept"  # a process whose state lives as long as it does (process): off for each batch, survivors frozen
+
+
+class Follow(enum.Enum):
+    """Who keeps the projections (and serve's event relay) level with the log."""
+    none = "none"  # someone else (serve's child, `ledger audit`): MCP, the webhook
+    beside = "beside"  # after each batch: inline while it trickles, in a child once it floods (process: a full batch)
+    child = "child"  # a child from the start, relaying too, woken by the door (`wake`) and once a second (serve)
+    before_reads = "before reads"  # caught up in this process before each read (`catch_up`: the web)
+
+
+class Runtime:
+    def __init__(self, ledger: Ledger, collector: Collector, follow: Follow, keys: Mapping[str, Keys],
+                 relay_to: RelayTarget | None = None, flood_records: int | None = None):
+        self.ledger, self.store, self.collector, self.keys = ledger, ledger.store, collector, keys
+        self.projections = (Projections(self.store, inline=follow is Follow.beside, relay_to=relay_to)
+                            if follow in (Follow.beside, Follow.child) else None)
+        self.projector = Projector(self.store) if follow is Follow.before_reads else None
+        self._after = follow is Follow.beside
+        self.flood_records = flood_records  # a batch this long: the input floods (None: it never does)
+
+    def checks(self, door: str) -> bool:
+        """Are this door's tokens checked (else every input is its operator's)?"""
+        return door in self.keys
+
+    def handle(self, raws: Sequence[Raw], door: str, principal: Principal | list[Principal] = None, *,
+               extra: Extra | None = None, answer: Callable[[Handled], Any] | None = None) -> Any:
+        """Decide and write `raws` (door "agent" or "owner"), each checked against its token on
+        a door the runtime checks: `principal` is one token for them all, or a list of one each.
+        `answer(handled)` delivers the outcomes, inside the batch's collector pause and before
+        the followers run; `handle` returns what it returns (without it, the `Handled`)."""
+        with self._pause():
+            handled = self._decide(raws, door, principal, extra)
+            answered = answer(handled) if answer is not None else handled
+            if self._after:
+                assert self.projections is not None
+                full = self.flood_records is not None and len(raws) >= self.flood_records
+                self.projections.after(handled.written, full=full)
+            del handled  # the batch's outcomes and events, gone inside the pause
+        if self.collector is Collector.kept:
+            bulk.keep_survivors()
+        return answered
+
+    def _decide(self, raws: Sequence[Raw], door: str, principal: Principal | list[Principal],
+                extra: Extra | None) -> Handled:
+        keys = self.keys.get(door)
+        if keys is None:
+            return self.ledger.handle(raws, door, extra)
+        tokens = principal if isinstance(principal, list) else [principal] * len(raws)
+        items = _ADMIT[door](keys, list(zip(tokens, raws)))
+        return self.ledger.handle_items(items, raws, door, extra)
+
+    def _pause(self) -> Any:
+        return bulk.paused() if self.collector is not Collector.untouched else contextlib.nullcontext()
+
+    def handle_webhook(self, body: bytes, headers: Mapping[str, str]) -> Outcome:
+        """The provider's door: a payment notification, verified by the provider's signature."""
+        return self.ledger.handle_webhook(body, headers)
+
+    def started(self) -> None:
+        """Once a process that runs for ever has started: what exists now is kept out of every
+        later collection (`bulk.started`)."""
+        if self.collector is Collector.paused:
+            bulk.started()
+
+    def catch_up(self) -> None:
+        """The projections level with the log, before a read (`Follow.before_reads`)."""
+        if self.projector is not None:
+            self.projector.catch_up()
+
+    def wake(self) -> None:
+        """Hurry the child (never blocks: fit for an event loop)."""
+        if self.projections is not None:
+            self.projections.wake()
+
+    async def follow(self, stop: asyncio.Event) -> None:
+        """Until `stop`: once a second, the child started (again, if it died) and woken to look
+        for what others wrote (`Follow.child`)."""
+        if self.projections is None:
+            return
+        projections = self.projections
+        following = Follower("projections and event relay", lambda: asyncio.to_thread(projections.after))
+        following.wake()  # its first step at once: events this process appends need their relay
+        await following.run(stop)
+
+    def close(self) -> None:
+        """Let the followers finish what was written (the child's last steps); the store is the caller's."""
+        if self.projections is not None:
+            self.projections.close()
+
+
+def bootstrap(store: Store, *, checked: Collection[str] = (), collector: Collector = Collector.untouched,
+              follow: Follow = Follow.none, provider: PaymentProvider | None = None, metrics: bool = False,
+              relay_to: RelayTarget | None = None, flood_records: int | None = None,
+              ledger: Ledger | None = None) -> Runtime:
+    """The runtime on an open store (its tables made by the caller, who knows whether it may
+    make them). `checked`: the doors whose tokens are checked ("agent", "owner"). `provider`:
+    the payment links' (default the sandbox). `metrics`: count every outcome for /metrics.
+    `flood_records`: with `Follow.beside`, a batch this long means the input floods (the
+    projections then follow in a child). `ledger`: one already built on this store (a test's
+    clock), instead of a new one."""
+    if metrics:
+        from consumers.ops.metrics import install  # prometheus-client: the web extra's
+
+        install()
+    ledger = ledger or Ledger(store, provider)
+    keys = {door: _KEYS[door](store) for door in checked}
+    return Runtime(ledger, collector, follow, keys, relay_to, flood_records)
