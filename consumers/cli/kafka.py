@@ -9,7 +9,7 @@ import signal
 import sys
 from typing import TYPE_CHECKING
 
-from consumers.cli.common import UsageError, add_db, bounded, emit, int32_max, open_input, open_ledger, week_s
+from consumers.cli.common import UsageError, add_db, bounded, emit, int32_max, open_input, open_runtime, week_s
 from consumers.cli.extras import require
 from consumers.http.site import parse_listen
 from consumers.kafka.topics import (Topics, TopicsError, bootstrap_servers, default_group, default_timeout_s, ensure_topics,
@@ -18,7 +18,7 @@ from ledger.retry import retrying_async
 
 if TYPE_CHECKING:
     from consumers.kafka.consumer import Server
-    from ledger.service import Ledger
+    from consumers.runtime import Runtime
 
 log = logging.getLogger("ledger.kafka")
 stop_grace_s = 30.0  # after SIGTERM, the batch in hand has this long to finish
@@ -102,22 +102,34 @@ async def _serve(args: argparse.Namespace) -> int:
     from consumers.kafka.consumer import ServeConfig, Server
 
     bootstrap, topics = bootstrap_servers(args.bootstrap_servers), _topics(args)
-    ledger = await retrying_async(lambda: asyncio.to_thread(open_ledger, args), stop, "opening the database")
-    if ledger is None:
+    runtime = await retrying_async(lambda: asyncio.to_thread(_runtime, args, bootstrap, topics), stop,
+                                   "opening the database")
+    if runtime is None:
         return _stopped("stopped before the database could be opened")
     if not await _topics_ready(args, bootstrap, topics, stop):
         return _stopped(f"stopped before the topics on {bootstrap} could be checked")
-    server = Server(ledger, ServeConfig(bootstrap=bootstrap, group=args.group, topics=topics,
-                                        session_timeout_ms=args.session_timeout_ms, fetch_wait_ms=args.fetch_wait_ms,
-                                        open_agent_door=args.open_agent_door, open_owner_door=args.open_owner_door))
+    server = Server(runtime, ServeConfig(bootstrap=bootstrap, group=args.group, topics=topics,
+                                         session_timeout_ms=args.session_timeout_ms, fetch_wait_ms=args.fetch_wait_ms))
     runners: list = []
     try:
-        await _start_http(args, ledger, server, runners)
+        await _start_http(args, runtime, server, runners)
         await server.run(stop)
     finally:
         for runner in runners:
             await runner.cleanup()
     return _stopped(server.unfinished) if server.unfinished else 0
+
+
+def _runtime(args: argparse.Namespace, bootstrap: str, topics: Topics) -> Runtime:
+    """serve's runtime: both doors' tokens checked unless opened for a trial, the collector
+    paused around each batch, the projections and the event relay in a child."""
+    from consumers.kafka.relaying import RelayTo
+    from consumers.runtime import Collector, Follow
+
+    checked = [door for door, opened in (("agent", args.open_agent_door), ("owner", args.open_owner_door))
+               if not opened]
+    return open_runtime(args, checked=checked, collector=Collector.paused, follow=Follow.child,
+                        relay_to=RelayTo(bootstrap, topics), metrics=bool(args.metrics or args.webhook))
 
 
 def _stop_on_signals() -> asyncio.Event:
@@ -149,17 +161,17 @@ async def _topics_ready(args: argparse.Namespace, bootstrap: str, topics: Topics
     return partitions is not None
 
 
-async def _start_http(args: argparse.Namespace, ledger: Ledger, server: Server, runners: list) -> None:
+async def _start_http(args: argparse.Namespace, runtime: Runtime, server: Server, runners: list) -> None:
     """The payment webhook and the health and metrics endpoints, if asked for, onto `runners`
     (their modules loaded only then: they need the web extra)."""
     if args.webhook:
         from consumers.http import webhook
-        runners.append(await webhook.start(ledger, args.webhook))
+        runners.append(await webhook.start(runtime, args.webhook))
         log.info("payment webhook on http://%s:%s%s", *runners[-1].addresses[0][:2], webhook.webhook_path)
     if args.metrics:
         from consumers.kafka.serve_consumer import ServeConsumer
         from consumers.http import ops as ops_http
-        runners.append(await ops_http.start(ledger.store, args.metrics, ServeConsumer(server)))
+        runners.append(await ops_http.start(runtime.store, args.metrics, ServeConsumer(server)))
         log.info("health and metrics on http://%s:%s/healthz and /metrics", *runners[-1].addresses[0][:2])
 
 

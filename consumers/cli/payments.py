@@ -77,7 +77,7 @@ def simulate(args: argparse.Namespace) -> int:
 def webhook(args: argparse.Namespace) -> int:
     require("web")
     from consumers.http.webhook import serve  # aiohttp, which builds its SSL contexts at import
-    from ledger.service import Ledger
+    from consumers.runtime import bootstrap
 
     provider = payment_provider()
     public_secret = getattr(provider, "uses_default_secret", False)
@@ -87,7 +87,7 @@ def webhook(args: argparse.Namespace) -> int:
     if public_secret:
         print(f"ledger webhook: --sandbox: verifying with the sandbox's public secret, which anyone can sign "
               f"with; set {secret_env} before real money", file=sys.stderr, flush=True)
-    ledger = Ledger(open_store(args), provider)
+    runtime = bootstrap(open_store(args), provider=provider, metrics=True)  # no token: the provider signs
 
     def announce(addresses) -> None:
         for address in addresses:
@@ -96,7 +96,7 @@ def webhook(args: argparse.Namespace) -> int:
             print(f"ledger webhook: listening on http://{host}:{port}{webhook_path}", file=sys.stderr, flush=True)
 
     try:
-        asyncio.run(serve(ledger, args.listen, announce, public_secret_ok=args.sandbox))
+        asyncio.run(serve(runtime, args.listen, announce, public_secret_ok=args.sandbox))
     except PaymentConfigError as exc:
         raise UsageError(str(exc)) from exc
     return 0

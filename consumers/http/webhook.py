@@ -1,9 +1,10 @@
 """The provider door over HTTP, on aiohttp: `POST /webhooks/payments`, and `GET /healthz` and
 `GET /metrics` (consumers/http/ops.py).
 
-The handler only carries bytes: the raw body and the headers go to `Ledger.handle_webhook`,
-the one verification path (`ledger payments simulate` uses it too), which reads them in the
-configured provider's own format (the sandbox's section 7 body, Paystack's, Stripe's). Answers:
+The handler only carries bytes: the raw body and the headers go to the runtime's
+`handle_webhook` (`Ledger.handle_webhook`), the one verification path (`ledger payments
+simulate` uses it too), which reads them in the configured provider's own format (the
+sandbox's section 7 body, Paystack's, Stripe's). Answers:
 
 - 200 with the outcome: accepted, a duplicate, and the refusals of a well-formed signed
   body, `unknown_reference`, `provider_event_reused` and `amount_too_large` (recorded;
@@ -28,13 +29,13 @@ from aiohttp import web
 
 from consumers.http.site import is_loopback, parse_listen, serve_until_signalled, start_site, webhook_path
 from consumers.http import ops as ops_http
+from consumers.runtime import Runtime
 from ledger.providers.base import MissingSecret
-from ledger.service import Ledger
 
 log = logging.getLogger("ledger.webhook")
 webhook_body_bytes_max = 64 * 1024  # a charge notification is a few hundred bytes
 
-LEDGER = web.AppKey("ledger", Ledger)
+RUNTIME = web.AppKey("runtime", Runtime)
 _STATUS = {"bad_signature": 401, "malformed": 400, "provider_unavailable": 503}
 
 
@@ -48,19 +49,19 @@ def _json(obj: Any, status: int = 200) -> web.Response:
 
 async def _payment(request: web.Request) -> web.Response:
     body = await request.read()
-    outcome = await asyncio.to_thread(request.app[LEDGER].handle_webhook, body, request.headers)
+    outcome = await asyncio.to_thread(request.app[RUNTIME].handle_webhook, body, request.headers)
     return _json(outcome, http_status(outcome))
 
 
-def make_app(ledger: Ledger) -> web.Application:
+def make_app(runtime: Runtime) -> web.Application:
     app = web.Application(client_max_size=webhook_body_bytes_max)
-    app[LEDGER] = ledger
+    app[RUNTIME] = runtime
     app.router.add_post(webhook_path, _payment)
-    ops_http.add_routes(app, ledger.store)
+    ops_http.add_routes(app, runtime.store)
     return app
 
 
-async def start(ledger: Ledger, listen: str, public_secret_ok: bool = False) -> web.AppRunner:
+async def start(runtime: Runtime, listen: str, public_secret_ok: bool = False) -> web.AppRunner:
     """Serve the webhook on `listen` in the running loop; the caller awaits `runner.cleanup()`.
 
     `runner.addresses` holds the bound (host, port, ...) tuples. Reachable from other
@@ -68,13 +69,14 @@ async def start(ledger: Ledger, listen: str, public_secret_ok: bool = False) -> 
     could sign a payment with it), unless `public_secret_ok` (`ledger webhook --sandbox`).
     """
     host, _ = parse_listen(listen)
-    if not public_secret_ok and not is_loopback(host) and getattr(ledger.provider, "uses_default_secret", False):
-        raise MissingSecret(f"LEDGER_PAYMENT_SECRET is not set: refusing to take {ledger.provider.name} "
+    provider = runtime.ledger.provider
+    if not public_secret_ok and not is_loopback(host) and getattr(provider, "uses_default_secret", False):
+        raise MissingSecret(f"LEDGER_PAYMENT_SECRET is not set: refusing to take {provider.name} "
                             f"webhooks on {listen} signed with the public default secret "
                             "(set it, or listen on 127.0.0.1)")
-    return await start_site(make_app(ledger), listen)
+    return await start_site(make_app(runtime), listen)
 
 
-async def serve(ledger: Ledger, listen: str, announce=lambda addresses: None, public_secret_ok: bool = False) -> None:
+async def serve(runtime: Runtime, listen: str, announce=lambda addresses: None, public_secret_ok: bool = False) -> None:
     """Serve until SIGINT or SIGTERM, then finish the requests in hand and return."""
-    await serve_until_signalled(await start(ledger, listen, public_secret_ok), announce)
+    await serve_until_signalled(await start(runtime, listen, public_secret_ok), announce)

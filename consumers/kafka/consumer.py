@@ -20,21 +20,15 @@ from aiokafka.structs import ConsumerRecord
 from sqlalchemy import select
 
 from consumers.kafka import clients, offsets, outbox, unreadable
-from consumers.follow import Follower
 from consumers.kafka.progress import Progress
-from consumers.kafka.relaying import RelayTo
-from consumers.projecting import Projections
 from consumers.kafka.publisher import Publisher
 from consumers.kafka.rebalance import Rebalance
 from consumers.kafka.relay import metadata as relay_metadata, relay_positions
 from consumers.kafka.stats import Every, Stats
 from consumers.kafka.topics import Topics, default_group, fetch_wait_ms_default
 from consumers.kafka.writer import Writer
-from ledger import bulk
-from ledger.store.agents import AgentKeys
-from ledger.store.owners import OwnerKeys
+from consumers.runtime import Runtime
 from ledger.retry import any_failure, retrying_async
-from ledger.service import Ledger
 from ledger.store.database import Store
 
 log = logging.getLogger("ledger.kafka")
@@ -53,31 +47,26 @@ class ServeConfig:
     session_timeout_ms: int = 10_000
     poll_records_max: int = 2000  # a burst's batch: one transaction, claims query and outbox publish (docs/kafka.md)
     fetch_wait_ms: int = fetch_wait_ms_default
-    open_agent_door: bool = False  # agents' tokens unchecked: for local trials only
-    open_owner_door: bool = False  # owners' tokens unchecked: for local trials only
 
 
 class Server:
-    def __init__(self, ledger: Ledger, config: ServeConfig):
-        self.ledger, self.config, self.store = ledger, config, ledger.store
+    def __init__(self, runtime: Runtime, config: ServeConfig):
+        """`runtime`: bootstrapped with `Follow.child` relaying to this broker's topics (RelayTo)."""
+        self.runtime, self.config, self.store = runtime, config, runtime.store
         self.progress = Progress()
         self.busy = asyncio.Lock()  # held while a batch is in hand; a rebalance waits for it
         self.stop = asyncio.Event()  # set by run's caller: ends every retry
         self.unfinished: str | None = None  # why the stop left work undone (then exit 1)
         self.consumer: AIOKafkaConsumer | None = None
         self.producer: AIOKafkaProducer | None = None  # outcomes and DLQ copies
-        # The projections and the event relay, in their own process: here they would take
-        # the serving thread's core.
-        self.projections = Projections(self.store, inline=False, relay_to=RelayTo(config.bootstrap, config.topics))
-        # The batch's events go out after its outcomes, not beside them: the relay's page
-        # would take the CPU (the broker's, the machine's) from an agent's outcome. And not
-        # after every batch: at 100 lone commands a second a step each (read back, produce)
-        # would compete with every next command for the cores.
-        self.relay_wakes = Coalesced(self.projections.wake, relay_wake_interval_s)
+        # The projections and the event relay run in the runtime's child process: here they
+        # would take the serving thread's core. The batch's events go out after its outcomes,
+        # not beside them: the relay's page would take the CPU (the broker's, the machine's)
+        # from an agent's outcome. And not after every batch: at 100 lone commands a second a
+        # step each (read back, produce) would compete with every next command for the cores.
+        self.relay_wakes = Coalesced(runtime.wake, relay_wake_interval_s)
         self.publisher = Publisher(self.store, config.group, published=self.relay_wakes)
-        keys = {**({} if config.open_agent_door else {"agent": AgentKeys(self.store)}),
-                **({} if config.open_owner_door else {"owner": OwnerKeys(self.store)})}
-        self.writer = Writer(ledger, config.topics, config.group, self.progress, self.publisher, keys)
+        self.writer = Writer(runtime, config.topics, config.group, self.progress, self.publisher)
 
     async def run(self, stop: asyncio.Event) -> None:
         """Serve until `stop` is set; then finish the batch in hand and hand over cleanly."""
@@ -86,13 +75,11 @@ class Server:
         if not await self._connect():
             self.unfinished = f"stopped before Kafka at {self.config.bootstrap} could be reached"
             return
-        bulk.started()
-        # Once a second: the child is started (again, if it died) and looks for what others
-        # wrote; it is woken sooner after each batch's outcomes are out.
-        following = Follower("projections and event relay", lambda: asyncio.to_thread(self.projections.after))
-        following.wake()  # its first step at once: events this process appends need their relay
+        self.runtime.started()
+        # The child is woken sooner after each batch's outcomes are out (`relay_wakes`).
         assert self.producer is not None
-        tasks = [asyncio.create_task(following.run(stop)), asyncio.create_task(self.publisher.run(self.producer, stop))]
+        tasks = [asyncio.create_task(self.runtime.follow(stop)),
+                 asyncio.create_task(self.publisher.run(self.producer, stop))]
         try:
             await self._consume()
         finally:
@@ -176,7 +163,7 @@ class Server:
         await self.consumer.stop()  # leaves the group: the others take over at once
         await self.producer.stop()
         self.relay_wakes.cancel()  # the child's last steps cover what a late wake would have
-        await asyncio.to_thread(self.projections.close)  # the child relays and projects the rest first
+        await asyncio.to_thread(self.runtime.close)  # the child relays and projects the rest first
         self.writer.close()
         log.info("stopped after applying %d commands", self.writer.applied_count)
 

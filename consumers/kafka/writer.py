@@ -14,15 +14,14 @@ from concurrent.futures import ThreadPoolExecutor
 from aiokafka import TopicPartition
 from aiokafka.structs import ConsumerRecord
 
-from consumers import agent_door, owner_door
+from consumers import agent_door
 from consumers.kafka import offsets, outbox, unreadable
 from consumers.kafka.progress import Progress, read_stored
 from consumers.kafka.publisher import Publisher
 from consumers.kafka.topics import Topics
-from ledger.store.principals import Keys
-from ledger import bulk
+from consumers.runtime import Runtime
 from ledger.retry import any_failure, retrying_async
-from ledger.service import Ledger
+from ledger.service import Handled
 from ledger.store.database import Statement
 
 Parts = Mapping[TopicPartition, Sequence[ConsumerRecord]]  # a poll's records, by partition
@@ -32,11 +31,9 @@ Statements = Callable[[list[dict], list[bytes]], tuple[list[Statement], list[out
 
 
 class Writer:
-    def __init__(self, ledger: Ledger, topics: Topics, group: str, progress: Progress, publisher: Publisher,
-                 keys: dict[str, Keys]):
-        self.ledger, self.topics, self.group = ledger, topics, group
-        # Each door's principals by token hash; a door missing here is open (--open-agent-door, --open-owner-door).
-        self.progress, self.publisher, self.keys = progress, publisher, keys
+    def __init__(self, runtime: Runtime, topics: Topics, group: str, progress: Progress, publisher: Publisher):
+        self.runtime, self.topics, self.group = runtime, topics, group
+        self.progress, self.publisher = progress, publisher
         self.applied_count = 0
         # Every batch is applied on this one thread: glibc gives each thread that allocates an
         # arena of its own, which keeps what a batch freed for that thread's next batches.
@@ -81,25 +78,24 @@ class Writer:
         return True
 
     def _handle(self, records: list[ConsumerRecord], door: str, statements: Statements) -> list[outbox.Owed]:
-        """On the writer thread. Each command is first checked against its sender's token, on
-        either door (unless it was opened for a trial)."""
+        """On the writer thread. Each command is checked against the token in its header, on
+        either door (unless it was opened for a trial: --open-agent-door, --open-owner-door)."""
         values = [unreadable.raw(r) for r in records]
-        with bulk.paused():  # the whole batch: see ledger/bulk.py
-            keys = self.keys.get(door)
-            if keys is not None:
-                tokens = [agent_door.header(r.headers) for r in records]
-                admit = agent_door.admit if door == "agent" else owner_door.admit
-                items = admit(keys, list(zip(tokens, values)))
-                return self.ledger.handle_items(items, values, door, statements).extra
-            return self.ledger.handle(values, door, statements).extra
+        tokens = [agent_door.header(r.headers) for r in records] if self.runtime.checks(door) else None
+        return self.runtime.handle(values, door, tokens, extra=statements, answer=_owed)
 
     async def _resync(self, parts: Parts) -> None:
         """After a failure: what does the database say is applied (maybe by us, maybe by a
         process that took a partition over)? Publish what it owes; skip what it holds."""
         try:
-            stored = await asyncio.to_thread(read_stored, self.ledger.store.engine, self.group, parts)
+            stored = await asyncio.to_thread(read_stored, self.runtime.store.engine, self.group, parts)
         except Exception:
             return  # the database is still away; the next attempt will tell
         self.progress.resync(stored, parts)
         if stored.owed:
             await self.publisher.owe(stored.owed)
+
+
+def _owed(handled: Handled) -> list[outbox.Owed]:
+    """What the batch's transaction owes the broker (its `extra`): all the door keeps of it."""
+    return handled.extra

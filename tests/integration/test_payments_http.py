@@ -7,15 +7,15 @@ import pytest
 
 from consumers.http.site import parse_listen
 from consumers.http.webhook import start, webhook_path
+from consumers.runtime import bootstrap
 from ledger.providers.base import MissingSecret, SandboxProvider, signature_header
-from ledger.service import Ledger
 from tests.given import an_order_with_a_link, appended, types
 
 
 def exchange(ledger, *requests):
     """Start the server, send each (method, path, body, headers), stop it: [(status, json)]."""
     async def run():
-        runner = await start(ledger, "127.0.0.1:0")
+        runner = await start(bootstrap(ledger.store, ledger=ledger, metrics=True), "127.0.0.1:0")
         host, port = runner.addresses[0][:2]
         answers = []
         try:
@@ -80,12 +80,12 @@ def test_the_public_default_secret_is_refused_off_loopback(store, monkeypatch):
     monkeypatch.delenv("LEDGER_PAYMENT_SECRET", raising=False)
 
     with pytest.raises(MissingSecret):
-        asyncio.run(start(Ledger(store, SandboxProvider()), "0.0.0.0:0"))
+        asyncio.run(start(bootstrap(store, provider=SandboxProvider()), "0.0.0.0:0"))
 
 
 def test_with_a_secret_of_its_own_it_listens_off_loopback(store):
     async def run():
-        runner = await start(Ledger(store, SandboxProvider("our-own-secret")), "0.0.0.0:0")
+        runner = await start(bootstrap(store, provider=SandboxProvider("our-own-secret")), "0.0.0.0:0")
         await runner.cleanup()
 
     asyncio.run(run())
