@@ -228,8 +228,9 @@ class Command(BaseModel):
 class AgentCommand(Command):
     """The agent door: who sent it and in which turn are not optional. Each type is a tool
     (commands/tools.py), so it says what it is for (`purpose`, the tool's description), and
-    which events an accepted one appends first: what names it among its turn's events (the
-    owner's queue page), where a block or rejection names its type itself."""
+    which events, found first under a command's id in the log, show the command was of this
+    type (`first_events`): what names it among its turn's events on the owner's queue page,
+    where a block or rejection names its type itself."""
     door: ClassVar[str] = "agent"
     purpose: ClassVar[str]
     first_events: ClassVar[tuple[str, ...]]
@@ -256,9 +257,11 @@ class IssuePaymentLink(AgentCommand):
     facts: IssuePaymentLinkFacts
     purpose = "Get a payment link for an order's outstanding amount. The amount is the ledger's, never yours."
     label = "Payment link"
-    # A link voided or sent again, else the new one; the shell's records of asking the provider
-    # (PaymentLinkRequested, PaymentLinkFailed) are not the decision's.
-    first_events = ("PaymentLinkIssued", "PaymentLinkResent", "PaymentLinkVoided")
+    # The link owed comes first for a new link (written, under the command's id, before the
+    # provider is asked), else the link voided or sent again; a link owed but closed unmade
+    # is its asking command's, in whichever turn closed it.
+    first_events = ("PaymentLinkRequested", "PaymentLinkIssued", "PaymentLinkResent", "PaymentLinkVoided",
+                    "PaymentLinkFailed")
     outcome_fields = ("payment_link", "reused")
 
 
