@@ -5,6 +5,8 @@ import itertools
 import json
 from typing import Any
 
+from commands.models import AGENT_TYPES
+
 _ids = itertools.count(1)
 
 
@@ -24,7 +26,7 @@ def command(type_: str, facts: dict[str, Any], business: str = "shop-1", command
     n = next(_ids)
     cmd = {"command_id": command_id or f"cmd-{n}", "type": type_, "business_id": business,
            "facts": facts}
-    if type_ in ("PlaceOrder", "IssuePaymentLink", "Escalate", "CompleteTurn"):
+    if type_ in AGENT_TYPES:
         cmd.update(agent_id=agent, conversation_id=conversation, turn_id=turn or f"turn-{n}")
     return cmd
 
