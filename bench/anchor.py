@@ -1,6 +1,6 @@
 """The anchor: a plain batched eventsourcing pipeline, what `ledger serve` must beat (issue 18).
 
-    .venv/bin/python -m bench.anchor --commands 20000 [--db URL]
+    .venv/bin/python -m bench.anchor --commands 20000 [--db URL] [--in-process]
 
 What a competent team would write first with the same stack: Kafka `getmany` of up to 500
 records -> the ledger's own pydantic parse -> its in-memory checks (`decide` against state
@@ -12,13 +12,22 @@ promise (a crash between the save and the commit replays a batch as new commands
 The library's own recorder and JSON transcoder via eventsourcing-sqlalchemy, on SQLite
 (WAL, synchronous=FULL, as serve) or PostgreSQL. Same workload, broker and measurement as
 bench.serve (bench.serve.measure). Prints one JSON line, the server's CPU a command included.
+
+--in-process: the same pipeline without Kafka, `ledger process`'s baseline (issue 33): bench.process's
+catalog and command mix read as lines from a file, handled in batches of `ledger process`'s
+size (`batch_records_max`), one save() a batch, each batch's outcomes written as JSON lines to
+a file (as `ledger process` writes them to stdout). Its CPU a command is this loop's CPU alone
+(the catalog and the imports not counted).
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
 import json
+import random
 import sys
+import tempfile
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -130,16 +139,40 @@ def over_kafka(count: int, db: str | None) -> dict[str, Any]:
             "commands_per_s": round(count / seconds), "cpu_us_per_command": round(cpu / count * 1e6)}
 
 
+def in_process(count: int, db: str | None, businesses: int = 4, seed: int = 7) -> dict[str, Any]:
+    from bench.process import agent_commands, owner_commands  # the commands `ledger process` is timed on
+    from consumers.cli.common import batch_records_max
+
+    with tempfile.TemporaryDirectory(prefix="bench-anchor-") as tmp:
+        app = AnchorLedger(db or f"sqlite:///{tmp}/anchor.db")
+        names = [f"shop-{i}" for i in range(businesses)]
+        app.handle_batch([(orjson.dumps(c), "owner") for c in owner_commands(names)])
+        lines = Path(tmp, "agent.jsonl")
+        lines.write_bytes(b"".join(orjson.dumps(c) + b"\n" for c in agent_commands(names, count, "anchor", random.Random(seed))))
+        with open(lines, "rb") as source, open(Path(tmp, "outcomes.jsonl"), "wb") as out:
+            wall, cpu = time.perf_counter(), time.process_time()
+            raws = [line.rstrip(b"\n") for line in source]
+            for i in range(0, len(raws), batch_records_max):
+                outcomes = app.handle_batch([(raw, "agent") for raw in raws[i:i + batch_records_max]])
+                out.write(b"\n".join(map(orjson.dumps, outcomes)) + b"\n")
+                out.flush()
+            wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    return {"transport": "none", "seconds": round(wall, 3), "commands_per_s": round(count / wall),
+            "cpu_us_per_command": round(cpu / count * 1e6)}
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.anchor", description=__doc__.splitlines()[0])
     p.add_argument("--commands", type=int, default=20_000)
     p.add_argument("--db", help="SQLAlchemy URL (default: a fresh SQLite file)")
+    p.add_argument("--in-process", action="store_true", help="no Kafka: the baseline of ledger process")
     p.add_argument("--serve", metavar="BOOTSTRAP", help=argparse.SUPPRESS)  # the anchor server itself
     args = p.parse_args(argv)
     if args.serve:
         asyncio.run(serve(args.serve, args.db))
         return 0
-    print(json.dumps({"bench": "anchor", "commands": args.commands, **over_kafka(args.commands, args.db)}))
+    measured = in_process(args.commands, args.db) if args.in_process else over_kafka(args.commands, args.db)
+    print(json.dumps({"bench": "anchor", "commands": args.commands, **measured}))
     return 0
 
 

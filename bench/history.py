@@ -57,13 +57,18 @@ def build(store: Store, business: str, count: int) -> None:
                 draft.commit()
 
 
+def order(business: str, n: int) -> dict:
+    """An order `build` left the catalog for (sku-1 to cust-1), command id `bench-BUSINESS-n`."""
+    return {"command_id": f"bench-{business}-{n}", "type": "PlaceOrder", "business_id": business,
+            "agent_id": "bot", "conversation_id": "bench", "turn_id": f"t{n}",
+            "facts": {"customer_id": {"status": "known", "value": "cust-1", "source": "session"},
+                      "lines": {"status": "known", "value": [{"sku": "sku-1", "quantity": 1}], "source": "session"}}}
+
+
 def first_outcome(url: str, business: str, n: int) -> tuple[float, int, float]:
     """One order in a fresh `ledger process`: seconds to its outcome line, the peak RSS (kB)
     by then, and the CPU seconds it took by then (a loaded machine stretches them less)."""
-    command = {"command_id": f"bench-{business}-{n}", "type": "PlaceOrder", "business_id": business,
-               "agent_id": "bot", "conversation_id": "bench", "turn_id": f"t{n}",
-               "facts": {"customer_id": {"status": "known", "value": "cust-1", "source": "session"},
-                         "lines": {"status": "known", "value": [{"sku": "sku-1", "quantity": 1}], "source": "session"}}}
+    command = order(business, n)
     started = time.perf_counter()
     process = subprocess.Popen([LEDGER, "process", "-", "--db", url], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     process.stdin.write(json.dumps(command).encode() + b"\n")
