@@ -19,7 +19,7 @@ BASE := $(VENV)/.installed-base
 STAMP := $(VENV)/.installed
 TEST_EXTRAS := all,broker,analyst
 
-.PHONY: demo test bench clean browser screenshots broker sim lock lint
+.PHONY: demo test bench clean browser screenshots broker sim sim-real lock lint
 
 $(UV):
 	$(PYTHON) -m venv --without-pip $(VENV)
@@ -79,6 +79,17 @@ SIM_SEEDS ?= 200
 SIM_STEPS ?= 1000
 sim: $(STAMP)
 	PYTHONHASHSEED=0 $(BIN)/python -m sim --seeds $(SIM_SEEDS) --steps $(SIM_STEPS) --jobs 2 --no-shrink
+
+# The simulation's slower mode (docs/sim.md): the same seeded actions against real processes (two
+# `ledger serve`, the Tansu broker, `ledger webhook`) with real SIGKILLs, on SQLite and then on a
+# PostgreSQL database of its own beside SIM_REAL_DB. About 2 minutes a seed of 200 steps, so not
+# part of `make test` (tests/e2e/test_sim_real.py runs one short seed there).
+SIM_REAL_SEEDS ?= 3
+SIM_REAL_STEPS ?= 200
+SIM_REAL_DB ?= postgresql://postgres@127.0.0.1:5432/test
+sim-real: $(STAMP)
+	$(BIN)/python -m sim --real --seeds $(SIM_REAL_SEEDS) --steps $(SIM_REAL_STEPS)
+	$(BIN)/python -m sim --real --seeds $(SIM_REAL_SEEDS) --steps $(SIM_REAL_STEPS) --db $(SIM_REAL_DB)
 
 bench: $(STAMP)
 	$(COMPILE_OWN) >/dev/null

@@ -44,7 +44,36 @@ class Result:
         return self.violation is None
 
 
-class Run:
+class Paying:
+    """The provider's actions, in both modes: each ends in the mode's `_webhook_call`."""
+    model: Model
+    rng: random.Random
+    sent: commands.Sent
+
+    def _webhook_call(self, event_id: str, business_id: str, reference: str, amount: int) -> None:
+        raise NotImplementedError
+
+    def _pay(self, action: Action) -> None:
+        paid = commands.payment(self.model, action, self.rng)
+        if paid is not None:
+            self._webhook_call(*paid)
+
+    def _pay_again(self, action: Action) -> None:
+        again = self.sent.earlier_payment(action.arg("back"), reused=False)
+        if again is not None:
+            self._webhook_call(*again)
+
+    def _pay_reused(self, action: Action) -> None:
+        again = self.sent.earlier_payment(action.arg("back"), reused=True)
+        if again is not None:
+            self._webhook_call(*again)
+
+    def _pay_unknown(self, action: Action) -> None:
+        business_id = actors.BUSINESSES[action.arg("business")]
+        self._webhook_call(f"evt-{self.rng.getrandbits(64):016x}", business_id, "lnk-nowhere", 100)
+
+
+class Run(Paying):
     def __init__(self, seed: int, folder: Path, plant: str | None = None) -> None:
         self.rng = random.Random(seed ^ 0x5EED)
         self.store = Store(f"sqlite:///{folder / 'sim.db'}")
@@ -190,24 +219,6 @@ class Run:
 
     def _analyse(self, action: Action) -> None:
         self.checks.analyse(action.arg("what"))
-
-    def _pay(self, action: Action) -> None:
-        paid = commands.payment(self.model, action, self.rng)
-        if paid is not None:
-            self._webhook_call(*paid)
-
-    def _pay_again(self, action: Action) -> None:
-        again = self.sent.earlier_payment(action.arg("back"), reused=False)
-        if again is not None:
-            self._webhook_call(*again)
-
-    def _pay_reused(self, action: Action) -> None:
-        again = self.sent.earlier_payment(action.arg("back"), reused=True)
-        if again is not None:
-            self._webhook_call(*again)
-
-    def _pay_unknown(self, action: Action) -> None:
-        self._webhook_call(f"evt-{self._ids()}", actors.BUSINESSES[action.arg("business")], "lnk-nowhere", 100)
 
     def _webhook_call(self, event_id: str, business_id: str, reference: str, amount: int) -> None:
         body, headers = self.provider.charge(event_id=event_id, business_id=business_id, reference=reference,
