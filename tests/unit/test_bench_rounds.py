@@ -72,7 +72,7 @@ def test_memory_is_flat_within_its_growth_either_way():
 
 
 def test_a_takeover_passes_on_its_first_outcome_after_the_assignment_not_after_the_kill():
-    line = {"events": 1_000_000, "session_timeout_ms": 3000, "assigned_s": 4.2, "outcome_s": 4.3,
+    line = {"events": 1_000_000, "session_timeout_ms": 3000, "assigned_s": 4.2, "outcome_s": 4.3, "fresh_start_s": 1.2,
             "from_assigned_s": 0.1}
     [row] = takeover_rows(line)
     assert (row[1], row[-1]) == ("0.10 s", True)
