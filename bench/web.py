@@ -65,12 +65,13 @@ async def _time_pages(db_url: str, requests: int, deep: list[str]) -> list[dict]
     import aiohttp
 
     from consumers.http.web.app import start
+    from consumers.runtime import Follow, bootstrap
     from consumers.http.web.auth import Auth
     from tests.web_support import register_owner
 
     store = Store(db_url)
     register_owner(store, BUSINESS, TOKEN)
-    runner = await start(Ledger(store), Auth(store), "127.0.0.1:0")
+    runner = await start(bootstrap(store, follow=Follow.before_reads), Auth(store), "127.0.0.1:0")
     host, port = runner.addresses[0][:2]
     base, results = f"http://{host}:{port}", []
     try:

@@ -10,7 +10,7 @@ import socket
 import sys
 from urllib.parse import urlsplit
 
-from consumers.cli.common import Failed, UsageError, add_db, add_listen, emit, open_ledger, open_store
+from consumers.cli.common import Failed, UsageError, add_db, add_listen, emit, open_runtime, open_store
 from consumers.cli.extras import require
 from consumers.http.site import parse_listen
 
@@ -48,11 +48,13 @@ def web(args: argparse.Namespace) -> int:
     require("web")
     from consumers.http.web.app import serve  # aiohttp, which builds its SSL contexts at import
     from consumers.http.web.auth import Auth
+    from consumers.runtime import Follow
 
     parse_listen(args.listen)
     _no_token_list()
-    ledger = open_ledger(args)
-    auth = Auth(ledger.store)
+    # Owners sign in to the site (consumers/http/web/signin.py): the runtime checks no token.
+    runtime = open_runtime(args, follow=Follow.before_reads, metrics=True)
+    auth = Auth(runtime.store)
     auth.refresh()
 
     def announce(addresses) -> None:
@@ -65,7 +67,7 @@ def web(args: argparse.Namespace) -> int:
         print(f"ledger web: owners sign in at {given or bases[0]}sign-in with their token, or by a link of "
               "`ledger web link --business B --name N`", file=sys.stderr, flush=True)
 
-    asyncio.run(serve(ledger, auth, args.listen, announce, given))
+    asyncio.run(serve(runtime, auth, args.listen, announce, given))
     return 0
 
 

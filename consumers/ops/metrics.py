@@ -47,8 +47,8 @@ def _watch(door: str, outcomes: Sequence[Mapping[str, Any]], seconds: float) -> 
 
 
 def install() -> None:
-    """Count what every `Ledger` of this process decides from now on."""
-    disable_created_metrics()  # a `_created` timestamp per series is noise to every scraper but OpenMetrics'
+    """Count what every `Ledger` of this process decides from now on (the runtime calls it:
+    consumers/runtime.py's `bootstrap(metrics=True)`)."""
     if _watch not in observe.watchers:
         observe.watchers.append(_watch)
 
@@ -160,7 +160,7 @@ class Metrics:
     """One site's registry: the process's counters, its resources, the log and maybe a consumer."""
 
     def __init__(self, store: Store, consumer: Consumer | None = None):
-        install()
+        disable_created_metrics()  # a `_created` timestamp per series is noise to every scraper but OpenMetrics'
         self.registry = CollectorRegistry(auto_describe=False)
         for metric in (commands, batch_size, batch_seconds):
             self.registry.register(metric)

@@ -214,6 +214,7 @@ def the_web_pages_answer(db_url: str, *businesses: str) -> None:
     import aiohttp
 
     from consumers.http.web.app import start
+    from consumers.runtime import Follow, bootstrap
     from consumers.http.web.auth import Auth
     from tests.web_support import register_owner
 
@@ -223,7 +224,7 @@ def the_web_pages_answer(db_url: str, *businesses: str) -> None:
         store = Store(db_url)
         for business, token in zip(businesses, tokens):
             register_owner(store, business, token)
-        runner = await start(Ledger(store), Auth(store), "127.0.0.1:0")
+        runner = await start(bootstrap(store, follow=Follow.before_reads), Auth(store), "127.0.0.1:0")
         host, port = runner.addresses[0][:2]
         statuses = []
         try:

@@ -10,6 +10,7 @@ import pytest
 
 from consumers.http.web.app import start
 from consumers.http.web.auth import Auth, cookie_name, same_site_path, session_s_max
+from consumers.runtime import Follow, bootstrap
 from ledger.service import Ledger
 from tests.web_support import TOKEN_A as TOKEN, TOKEN_B, register_owner
 
@@ -30,7 +31,7 @@ def serving(store, talk, public_url: str | None = None):
     register_owner(store, "shop-1", TOKEN)
 
     async def run():
-        runner = await start(Ledger(store), Auth(store), "127.0.0.1:0", public_url)
+        runner = await start(bootstrap(store, follow=Follow.before_reads), Auth(store), "127.0.0.1:0", public_url)
         try:
             return await talk(runner.addresses[0])
         finally:

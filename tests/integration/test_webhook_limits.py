@@ -181,6 +181,7 @@ def test_the_owner_sees_the_unsigned_count_on_the_blocks_page(store):
     import aiohttp
 
     from consumers.http.web.app import start
+    from consumers.runtime import Follow, bootstrap
     from consumers.http.web.auth import Auth
     from tests.web_support import TOKEN_A, register_owner
 
@@ -188,7 +189,7 @@ def test_the_owner_sees_the_unsigned_count_on_the_blocks_page(store):
     register_owner(store, "shop-1", TOKEN_A)
 
     async def blocks_page():
-        runner = await start(Ledger(store), Auth(store), "127.0.0.1:0")
+        runner = await start(bootstrap(store, follow=Follow.before_reads), Auth(store), "127.0.0.1:0")
         host, port = runner.addresses[0][:2]
         try:
             async with aiohttp.ClientSession() as session:

@@ -3,7 +3,7 @@
 Pages read the projections of the signed-in owner's business, caught up first, a keyset page
 at a time: the queue (queue_view.py), customers and products (catalog_view.py), and the audit
 views (lists_view.py); the HTML is Jinja2 with autoescape on (render.py, templates/). The
-buttons send owner commands through `Ledger.handle(..., "owner")`, the door `ledger admin
+buttons send owner commands through `runtime.handle(..., "owner")`, the door `ledger admin
 apply` uses, with `agent_id` set to the person's name: every click is an event naming who
 made it. A click is refused before it reaches the ledger (and so changes nothing, not even a
 block in the log) without a session, without the form's CSRF token, or for an escalation,
@@ -23,8 +23,7 @@ from consumers.http.web import catalog_view, links, lists_view, queue_view, sign
 from consumers.http.web.auth import Auth
 from consumers.http.web.base import SITE, Site, refuse
 from consumers.http.web.query import BadRequest, text
-from ledger.service import Ledger
-from projections.projector import Projector
+from consumers.runtime import Runtime
 
 request_body_bytes_max = 32 * 1024  # a button's form is a few hundred bytes; a note at most 4,096 characters
 
@@ -77,20 +76,21 @@ def make_app(site: Site) -> web.Application:
     for method in ("GET", "POST"):  # answered by the guard (signin.py): routed so that no 404 comes first
         app.router.add_route(method, signin.SIGN_IN, _unreachable)
     app.router.add_post(signin.SIGN_OUT, _unreachable)
-    ops_http.add_routes(app, site.ledger.store)
+    ops_http.add_routes(app, site.store)
     return app
 
 
-async def start(ledger: Ledger, auth: Auth, listen: str, public_url: str | None = None) -> web.AppRunner:
+async def start(runtime: Runtime, auth: Auth, listen: str, public_url: str | None = None) -> web.AppRunner:
     """Serve on `listen` in the running loop; `runner.addresses` holds where. The caller
-    awaits `runner.cleanup()`. There is no way in without an owner token or a sign-in link."""
-    parse_listen(listen)  # a bad address fails before the projections are read
-    projector = await asyncio.to_thread(Projector, ledger.store)
-    await asyncio.to_thread(links.create, ledger.store.engine)
-    return await start_site(make_app(Site(ledger, auth, projector, asyncio.Lock(), public_url)), listen)
+    awaits `runner.cleanup()`. There is no way in without an owner token or a sign-in link.
+    `runtime`: bootstrapped with `Follow.before_reads` (pages read the projections)."""
+    assert runtime.projector is not None, "the web's runtime follows the log before reads"
+    parse_listen(listen)
+    await asyncio.to_thread(links.create, runtime.store.engine)
+    return await start_site(make_app(Site(runtime, auth, asyncio.Lock(), public_url)), listen)
 
 
-async def serve(ledger: Ledger, auth: Auth, listen: str, announce=lambda addresses: None,
+async def serve(runtime: Runtime, auth: Auth, listen: str, announce=lambda addresses: None,
                 public_url: str | None = None) -> None:
     """Serve until SIGINT or SIGTERM, then finish the requests in hand and return."""
-    await serve_until_signalled(await start(ledger, auth, listen, public_url), announce)
+    await serve_until_signalled(await start(runtime, auth, listen, public_url), announce)

@@ -1,5 +1,5 @@
-"""What every page handler shares: the site (ledger, sign-in, projections) and the way a page
-is answered (rendered whole, a refusal written for people, a redirect)."""
+"""What every page handler shares: the site (the runtime, sign-in) and the way a page is
+answered (rendered whole, a refusal written for people, a redirect)."""
 from __future__ import annotations
 
 import asyncio
@@ -12,34 +12,38 @@ from sqlalchemy.engine import Connection
 
 from consumers.http.web.auth import Auth
 from consumers.http.web.render import render
-from ledger.service import Ledger
-from projections.projector import Projector
+from consumers.runtime import Runtime
+from ledger.store.database import Store
 
 
 @dataclass
 class Site:
-    ledger: Ledger
+    runtime: Runtime  # bootstrapped with `Follow.before_reads`: its projections are caught up before each read
     auth: Auth
-    projector: Projector
     lock: asyncio.Lock
     public_url: str | None = None  # where people reach the site (a proxy's https://...), for printed links
+
+    @property
+    def store(self) -> Store:
+        return self.runtime.store
 
     async def read(self, fn: Callable[[Connection], Any]) -> Any:
         """Catch the projections up, then read them in a worker thread (the store is synchronous)."""
         await self.catch_up()
 
         def run() -> Any:
-            with self.ledger.store.engine.connect() as conn:
+            with self.store.engine.connect() as conn:
                 return fn(conn)
         return await asyncio.to_thread(run)
 
     async def catch_up(self) -> None:
         async with self.lock:  # one catch-up at a time: the polls of many tabs share it
-            await asyncio.to_thread(self.projector.catch_up)
+            await asyncio.to_thread(self.runtime.catch_up)
 
     async def handle(self, commands: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Owner commands through the one write path (`ledger admin apply`'s door)."""
-        handled = await asyncio.to_thread(self.ledger.handle, [orjson.dumps(c) for c in commands], "owner")
+        """Owner commands through the one write path (`ledger admin apply`'s door): the owner
+        signed in, so the runtime checks no token."""
+        handled = await asyncio.to_thread(self.runtime.handle, [orjson.dumps(c) for c in commands], "owner")
         await self.catch_up()
         return handled.outcomes
 

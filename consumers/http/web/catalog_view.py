@@ -84,7 +84,7 @@ async def change(request: web.Request) -> web.Response:
 
 
 def _notice(conn, site, business: str, ids: list[str], subject: str, kind: str, currency: str | None) -> str | None:
-    outcomes = actions.recorded(site.ledger.store, business, ids)
+    outcomes = actions.recorded(site.store, business, ids)
     if not outcomes:
         return None
     rows = LISTS[kind][0](conn, business, None, False, subject).rows

@@ -50,6 +50,6 @@ async def orders(request: web.Request) -> web.Response:
     status = query.choice(request.query, "status", ORDER_STATUSES)
     at, back = cursor(request)
     found, currency = await site.read(lambda conn: (
-        lists.orders(conn, site.ledger.store, business, status, at, back), pages.currency(conn, business)))
+        lists.orders(conn, site.store, business, status, at, back), pages.currency(conn, business)))
     return page(request, "orders.html", "Orders", "orders", found=found, currency=currency, order_status=status,
                 statuses=ORDER_STATUSES, keep=_kept(status=status))

@@ -38,8 +38,8 @@ async def queue(request: web.Request, errors: Mapping[str, str] | None = None,
     done = actions.did(request.query, business)
 
     def read(conn):
-        found, currency = pages.queue(site.ledger.store, conn, business, cursor, back), pages.currency(conn, business)
-        return found, currency, (_notice(conn, site.ledger.store, business, *done, currency) if done else None)
+        found, currency = pages.queue(site.store, conn, business, cursor, back), pages.currency(conn, business)
+        return found, currency, (_notice(conn, site.store, business, *done, currency) if done else None)
     found, currency, notice = await site.read(read)
     context = _context(request, found, currency, errors=errors or {}, typed=typed or {})
     return page(request, "queue.html", "Waiting for you", "queue", 422 if errors else 200, notice=notice,
@@ -51,7 +51,7 @@ async def items(request: web.Request) -> web.Response:
     """The page's items alone, for the poll to swap in what changed."""
     site, business = request.app[SITE], request["owner"].business_id
     cursor, back, _ = _cursor(request)
-    found, currency = await site.read(lambda conn: (pages.queue(site.ledger.store, conn, business, cursor, back),
+    found, currency = await site.read(lambda conn: (pages.queue(site.store, conn, business, cursor, back),
                                                     pages.currency(conn, business)))
     text = render("queue_items.html", **_context(request, found, currency))
     return web.Response(text=text, content_type="text/html", charset="utf-8")

@@ -84,7 +84,7 @@ async def _stored_link(site: Site, code: str) -> Owner | None:
     """The owner a link of `ledger web link` signs in, spending it; None for any other code."""
     if not code or len(code) > link_code_chars_max:
         return None
-    found = await asyncio.to_thread(links.redeem, site.ledger.store.engine, code)
+    found = await asyncio.to_thread(links.redeem, site.store.engine, code)
     return None if found is None else site.auth.named(*found)
 
 

@@ -26,7 +26,7 @@ async def whatif(request: web.Request) -> web.Response:
 
         key = f"whatif:{customer_id}"
         return await listing(request, "customer", errors={key: str(exc)}, typed={key: request.query.get("limit", "")})
-    found = await site.read(lambda conn: _decided_again(site.ledger.store, business, customer_id, limit))
+    found = await site.read(lambda conn: _decided_again(site.store, business, customer_id, limit))
     return page(request, "whatif.html", f"What if {rows[0]['name']}'s limit were different", "customers",
                 customer=rows[0], limit=limit, currency=currency, **found)
 
