@@ -16,7 +16,6 @@ from aiokafka.structs import ConsumerRecord
 
 from bench.serve import businesses_count
 from consumers.kafka import offsets, outbox
-from consumers.kafka.relay import metadata as relay_metadata
 from consumers.kafka.topics import Topics
 from ledger import bulk
 from ledger.service import Ledger
@@ -30,7 +29,7 @@ class Writer:
     def __init__(self, db: str | None = None) -> None:
         self.folder = tempfile.mkdtemp(prefix="bench-handle-")
         self.store = Store(db or f"sqlite:///{self.folder}/ledger.db")
-        self.store.create_tables(offsets.metadata, outbox.metadata, relay_metadata)
+        self.store.create_tables()
         self.ledger, self.topics = Ledger(self.store), Topics()
         self.names = [f"h{os.getpid()}-{i}" for i in range(businesses_count)]
         self.ledger.handle(setup_commands(self.names, stock=10**9, credit_limit=10**12), "owner")

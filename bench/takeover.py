@@ -36,7 +36,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from bench.history import LARGE, build, order
 from bench.stage import from_end
 from consumers.kafka import clients
-from consumers.kafka.relay import metadata as relay_metadata, relay_positions
+from consumers.kafka.relay import relay_positions
 from consumers.kafka.topics import Topics, create_topics
 from ledger.store.database import Store
 from projections.projector import Projector
@@ -52,7 +52,7 @@ line_poll_s = 0.005  # how often the second's log is read for its lines: the lin
 def prepare(url: str, events: int, topics: Topics) -> dict[str, float]:
     """The log built, and the followers level with it; seconds each took."""
     store = Store(url)
-    store.create_tables(relay_metadata)
+    store.create_tables()
     started = time.perf_counter()
     build(store, LARGE, events)
     built = time.perf_counter()

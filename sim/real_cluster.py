@@ -112,13 +112,10 @@ class Database:
         self.url = base_url.rsplit("/", 1)[0].replace("postgresql://", "postgresql+psycopg://") + "/" + self.name
 
     def open(self) -> Store:
-        from consumers.kafka import offsets, outbox
-
         store = Store(self.url)
         if self.url.startswith("sqlite"):
             event.listen(store.engine, "connect", lambda conn, _: conn.execute("PRAGMA busy_timeout=30000"))
         store.create_tables()
-        store.create_tables(offsets.metadata, outbox.metadata)
         return store
 
     def drop(self) -> None:

@@ -81,9 +81,6 @@ class Run(Paying):
         # wrote is there either way; waiting for the disk would only slow every step.
         event.listen(self.store.engine, "connect", lambda conn, _: conn.execute("PRAGMA synchronous=OFF"))
         self.store.create_tables()
-        from consumers.kafka import offsets, outbox
-
-        self.store.create_tables(offsets.metadata, outbox.metadata)
         self.faults = Faults(self.store)
         self.clock = Clock(self.rng)
         self.broker, self.model = Broker(), Model()

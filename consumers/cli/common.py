@@ -76,7 +76,8 @@ def db_url(args: argparse.Namespace) -> str:
 def open_store(args: argparse.Namespace, create: bool = True) -> Store:
     """The store at --db. `create=False` for the read commands: they never make a ledger, so
     a mistyped path or URL is an error, not an empty answer. A SQLite file that does not exist
-    is not made, and a database without the log's table gets no tables (NoLedger either way)."""
+    is not made, and a database without the log's table gets no tables (NoLedger either way).
+    A ledger's schema is brought to the code's revision either way (`ledger.store.schema`)."""
     from ledger.store import urls
     from ledger.store.database import Store  # SQLAlchemy and the recorder: only for the subcommands that open a database
 
@@ -91,6 +92,8 @@ def open_store(args: argparse.Namespace, create: bool = True) -> Store:
     elif not store.has_log():
         store.close()
         raise NoLedger(f"no ledger at {store.engine.url.render_as_string(hide_password=True)}")
+    else:
+        store.upgrade_schema()
     return store
 
 

@@ -49,7 +49,6 @@ def notify(args: argparse.Namespace) -> int:
                     "public default secret; anyone can forge these posts")
     attempts = args.attempts or (once_attempts_default if args.once else None)
     notifier = Notifier(open_store(args), args.webhook, secret, attempts)
-    notifier.create_tables()
 
     def delivered(d) -> None:
         emit(dataclasses.asdict(d))

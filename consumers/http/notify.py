@@ -105,9 +105,6 @@ class Notifier:
         self.lease = sql.lease(store.engine, f"ledger-notify:{webhook}")
         self._warned_lease = False
 
-    def create_tables(self) -> None:
-        self.store.create_tables(metadata)
-
     async def catch_up(self, session: aiohttp.ClientSession, stop: asyncio.Event,
                        delivered=lambda d: None) -> int:
         """Post every escalation raised or closed since the stored position; how many were delivered.

@@ -23,7 +23,7 @@ from consumers.kafka import clients, offsets, outbox, unreadable
 from consumers.kafka.progress import Progress
 from consumers.kafka.publisher import Publisher
 from consumers.kafka.rebalance import Rebalance
-from consumers.kafka.relay import metadata as relay_metadata, relay_positions
+from consumers.kafka.relay import relay_positions
 from consumers.kafka.stats import Every, Stats
 from consumers.kafka.topics import Topics, default_group, fetch_wait_ms_default
 from consumers.kafka.writer import Writer
@@ -198,9 +198,9 @@ class Coalesced:
 
 
 def prepare_tables(store: Store) -> None:
-    """Create ours, and read each once: a table of another shape (made by another version)
-    is an error to report now, not a failure to retry for ever."""
-    store.create_tables(offsets.metadata, outbox.metadata, relay_metadata)
+    """The schema at the code's revision (ours are in it), and each of ours read once: a table
+    of another shape is an error to report now, not a failure to retry for ever."""
+    store.create_tables()
     with store.engine.connect() as conn:
         for table in (offsets.offsets, outbox.outbox, relay_positions):
             conn.execute(select(table).limit(0))

@@ -12,9 +12,10 @@ changed, two versions swapped, or any byte edited no longer gives its link. Anyo
 the events can recompute the chain; `chain_verify` does. What an editor of the database who
 also rewrites the chain cannot fake is a head kept elsewhere: `verify --since-head`.
 
-A log is chained from its first event or not at all: a log whose chain is missing, or ends
-before or after the log does, is never chained anew. Every writer opens the store through
-`require_whole`, which refuses such a log (ChainBroken) and points at `ledger verify`.
+A log is chained from its first event or not at all (the baseline revision makes both tables):
+a log whose chain is missing, or ends before or after the log does, is never chained anew.
+Every writer opens the store through `require_whole`, which refuses such a log (ChainBroken)
+and points at `ledger verify`.
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from typing import Any
 from eventsourcing.persistence import PersistenceError
 from sqlalchemy import BigInteger, Column, LargeBinary, MetaData, Table, inspect
 from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import OperationalError, ProgrammingError
 
 from ledger.store import sql
 
@@ -114,23 +116,19 @@ def extend(conn: Connection, positions: Sequence[int], rows: Sequence[tuple[uuid
 
 
 def require_whole(engine: Engine, events_table: str) -> None:
-    """Before a writer's first write: the chain must end where the log does. A fresh log gets
-    its (empty) chain table; a log with events and no chain, or a chain that stops short of
-    the log or runs past it, is refused (ChainBroken), and nothing is created."""
-    if inspect(engine).has_table("ledger_chain"):  # the usual answer: one statement, a consistent read
-        with engine.connect() as conn:
+    """Before a writer's first write: the chain must end where the log does. A log whose chain
+    table is gone, or whose chain stops short of the log or runs past it, is refused
+    (ChainBroken). (The table is the schema's: a log without it was tampered with.)"""
+    try:
+        with engine.connect() as conn:  # one statement, a consistent read
             last_event, last_link = conn.exec_driver_sql(
                 f'SELECT (SELECT max(id) FROM "{events_table}"), (SELECT max(position) FROM ledger_chain)').one()
-        if (last_event or 0) != (last_link or 0):
-            raise ChainBroken(_broken(last_event or 0, last_link or 0))
-        return
-    with engine.begin() as conn:
-        sql.lock_for_change(conn, events_table)  # no writer appends while we look and create
-        last_event = conn.exec_driver_sql(f'SELECT max(id) FROM "{events_table}"').scalar()
-        if last_event:
-            raise ChainBroken(f"the log holds events up to position {last_event} and has no chain (table ledger_chain)"
-                              f": {_NEVER_ANEW}")
-        metadata.create_all(conn)  # checkfirst: another process may have made it while we waited
+    except (OperationalError, ProgrammingError):
+        if inspect(engine).has_table("ledger_chain"):
+            raise
+        raise ChainBroken(f"the log has no chain (table ledger_chain): {_NEVER_ANEW}") from None
+    if (last_event or 0) != (last_link or 0):
+        raise ChainBroken(_broken(last_event or 0, last_link or 0))
 
 
 _NEVER_ANEW = "a log is never chained anew; refusing to write. Inspect it with `ledger verify`"

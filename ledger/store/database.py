@@ -2,8 +2,9 @@
 
 Each job has its module: `recorder` appends to the log (chained, `chain`), `log_reads` reads
 it, `claims` holds the first outcome of each command id, `kept_orders` the orders the writer
-keeps out of memory, and `sql` whatever differs between SQLite and PostgreSQL. `Store`
-opens the database and writes a batch's parts in one transaction, or none of them.
+keeps out of memory, and `sql` whatever differs between SQLite and PostgreSQL; the tables are
+the schema's revisions (`schema`, `migrations`). `Store` opens the database and writes a
+batch's parts in one transaction, or none of them.
 """
 from __future__ import annotations
 
@@ -12,12 +13,12 @@ from typing import Any, NamedTuple
 
 from eventsourcing.persistence import IntegrityError, OperationalError, PersistenceError
 from eventsourcing_sqlalchemy.datastore import SQLAlchemyDatastore
-from sqlalchemy import MetaData, inspect
+from sqlalchemy import inspect
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError as SQLAlchemyIntegrityError
 from sqlalchemy.sql import Executable
 
-from ledger.store import chain, claims, log_indexes, kept_escalations, kept_orders, log_reads, snapshots, sql, unsigned_webhooks
+from ledger.store import chain, claims, log_indexes, kept_escalations, kept_orders, log_reads, schema, snapshots, sql
 from ledger.core import codec
 from ledger.core import events as ev
 from ledger.store.claims import Claim
@@ -66,14 +67,15 @@ class Store:
         self.recorder = Recorder(self.datastore, events_table_name="ledger_events")
         self.events = self.recorder.events_record_cls.__table__
 
-    def create_tables(self, *extra: MetaData) -> None:
-        with sql.schema_lock(self.engine):
-            self.recorder.create_table()
-            chain.require_whole(self.engine, self.events.name)  # a log whose chain is cut is never written to
-            log_indexes.create(self.engine, self.events.name)
-            for md in (claims.metadata, kept_orders.metadata, kept_escalations.metadata, snapshots.metadata,
-                       unsigned_webhooks.metadata, *extra):
-                md.create_all(self.engine)
+    def create_tables(self) -> None:
+        """Before a writer's first write: the schema brought to the code's revision (made, in an
+        empty database), and the log's chain found whole (`chain.require_whole`)."""
+        self.upgrade_schema()
+        chain.require_whole(self.engine, self.events.name)
+
+    def upgrade_schema(self) -> None:
+        """The schema at the code's revision; one a newer ledger wrote is refused (`schema`)."""
+        schema.bring_to_head(self.engine)
 
     def close(self) -> None:
         self.engine.dispose()

@@ -8,7 +8,9 @@ writes the base fields first and in order (`{"business_id":...,"command_id":...,
 and no `"` inside a JSON string goes unescaped, so the first `"command_id":` is the key and the
 first `,"recorded_at":` ends its value. The value is cut to `key_bytes_max` (an index entry has a
 size limit on PostgreSQL, and a rejected command's id was never checked): a reader compares the
-events it finds exactly.
+events it finds exactly. The indexes themselves are the baseline revision's
+(migrations/versions/0001_baseline.py), built on these same expressions: a change to one here
+is a new revision (tests/integration/test_schema.py checks that each query is served by its index).
 """
 from __future__ import annotations
 
@@ -29,7 +31,7 @@ _POSTGRESQL = "substring(state from {start} + {skip} for least(greatest({end} - 
 
 
 def _expression(engine: Engine) -> str:
-    """The same text in the index and the query: each database matches an index by its expression."""
+    """The index's own expression: each database matches an index by its expression."""
     sqlite = _SQLITE.format(start=f"instr(CAST(state AS BLOB), X'{_KEY.hex()}')",
                             end=f"instr(CAST(state AS BLOB), X'{_NEXT.hex()}')",
                             skip=len(_KEY), most=key_bytes_max)
@@ -39,30 +41,30 @@ def _expression(engine: Engine) -> str:
     return sql.for_dialect(engine, sqlite, postgresql)
 
 
-def create(engine: Engine, table: str) -> None:
-    """The indexes, built over what the log holds already (once: then they are there)."""
-    with engine.begin() as conn:
-        conn.exec_driver_sql(f'CREATE INDEX IF NOT EXISTS "{table}_command" ON "{table}" (({_expression(engine)}))')
-        conn.exec_driver_sql(f'CREATE INDEX IF NOT EXISTS "{table}_currency" ON "{table}" (originator_id, id)'
-                             f" WHERE topic = '{_CURRENCY}'")
+def command_query(engine: Engine, table: str) -> str:
+    """The rows whose command id's cut is the one given (?), by the index on it."""
+    return f'SELECT id, topic, state FROM "{table}" WHERE {_expression(engine)} = ? ORDER BY id'
+
+
+def currency_query(table: str) -> str:
+    """A stream's (?) last CurrencySet up to a position (?), by the partial index. The topic is
+    in the text, not a parameter: only then does a database know the partial index serves."""
+    return (f'SELECT state FROM "{table}" WHERE originator_id = ? AND topic = \'{_CURRENCY}\' AND id <= ?'
+            " ORDER BY id DESC LIMIT 1")
 
 
 def currency_at(engine: Engine, table: str, business_id: str, position: int) -> str | None:
-    """The business's currency as it stood at `position` (its last `CurrencySet` up to it). The
-    topic is in the text, not a parameter: only then does a database know the partial index serves."""
-    statement = (f'SELECT state FROM "{table}" WHERE originator_id = ? AND topic = \'{_CURRENCY}\' AND id <= ?'
-                 " ORDER BY id DESC LIMIT 1")
+    """The business's currency as it stood at `position` (its last `CurrencySet` up to it)."""
     with sql.reading(engine) as conn:
-        found = sql.query(conn, statement, (sql.uuid_value(conn)(stream_id(business_id)), position))
+        found = sql.query(conn, currency_query(table), (sql.uuid_value(conn)(stream_id(business_id)), position))
     return codec.decode(_CURRENCY, bytes(found[0][0])).currency if found else None
 
 
 def rows(engine: Engine, table: str, command_id: str) -> Iterator[tuple[int, str, bytes]]:
     """The (position, topic, state) rows whose command id may be `command_id`, in log order."""
     key = codec.dumps(command_id)[:key_bytes_max]
-    statement = f'SELECT id, topic, state FROM "{table}" WHERE {_expression(engine)} = ? ORDER BY id'
     with sql.reading(engine) as conn:
-        found = sql.query(conn, statement, (key,))
+        found = sql.query(conn, command_query(engine, table), (key,))
     return iter([(position, topic, state if type(state) is bytes else _as_bytes(state)) for position, topic, state in found])
 
 

@@ -74,12 +74,6 @@ def read_token(header: Any) -> str | None:
     return header.decode("ascii")
 
 
-def create_tables(store: Store) -> None:
-    """Every principal table (each kind's module puts its own on `metadata`) and the counter."""
-    with sql.schema_lock(store.engine):
-        metadata.create_all(store.engine)
-
-
 class Keys:
     """The active principals by token hash, as `load(conn)` reads them, as of the last
     `refresh` (a door calls it each batch; it reads them again only when they changed)."""
@@ -90,8 +84,6 @@ class Keys:
         self._by_hash: dict[str, Any] = {}
 
     def refresh(self) -> None:
-        if self._seen is None:
-            create_tables(self.store)  # a ledger nobody was registered in yet
         with self.store.engine.connect() as conn:
             # Every batch of every door asks: through the driver's own cursor, which costs a
             # fraction of SQLAlchemy's result (bench.owner_door).
@@ -123,7 +115,6 @@ class Keys:
 def register(ledger: Any, kind: Kind, business_id: str, name: str, token: str, **fields: Any) -> None:
     """Register `name` (or register it again, after a revocation) with `token`; `fields` are
     the row's columns and the event's fields of this kind beside the name."""
-    create_tables(ledger.store)
     table, key = kind.table, kind.table.c[kind.key]
     with ledger.store.engine.connect() as conn:
         row = conn.execute(select(table.c.revoked_at).where(table.c.business_id == business_id, key == name)).first()
@@ -151,7 +142,6 @@ def register(ledger: Any, kind: Kind, business_id: str, name: str, token: str, *
 
 def revoke(ledger: Any, kind: Kind, business_id: str, name: str) -> dict[str, Any]:
     """Revoke the principal's token; revoking a revoked one again records nothing."""
-    create_tables(ledger.store)
     [found] = listed(ledger.store, kind, business_id, name) or [None]
     if found is None:
         raise PrincipalError(f"no {kind.word} {name} in {business_id}")

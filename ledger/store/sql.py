@@ -243,7 +243,8 @@ _SCHEMA_KEY = lease_key("ledger schema")
 
 @contextmanager
 def schema_lock(engine: Engine) -> Iterator[None]:
-    """Creating tables, one process at a time. PostgreSQL's CREATE TABLE IF NOT EXISTS is not
+    """Creating the projections' tables (the rest are the schema's revisions: `migrating`), one
+    process at a time. PostgreSQL's CREATE TABLE IF NOT EXISTS is not
     safe against a concurrent twin (both pass the check; one trips on the catalogue's unique
     index), so every creator takes one advisory lock, held by a transaction of its own until
     the block ends: the next creator waits, then finds the tables there (each creation in the
@@ -256,22 +257,19 @@ def schema_lock(engine: Engine) -> Iterator[None]:
         conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({_SCHEMA_KEY})")
         yield
 
-def lock_for_change(conn: Connection, table: str, mode: str = "EXCLUSIVE") -> None:
-    """Take the write lock for a one-time change at the start of `conn`'s transaction: a second
-    process doing the same waits, then finds the work done. PostgreSQL locks `table` in
-    `mode`; SQLite takes its one write lock, so DDL after it stays in this transaction."""
-    if _postgres(conn):
-        conn.exec_driver_sql(f'LOCK TABLE "{table}" IN {mode} MODE')
-    else:
-        conn.exec_driver_sql("BEGIN IMMEDIATE")
 
-
-def rename_table(conn: Connection, old: str, new: str) -> None:
-    """On PostgreSQL the primary key's index keeps its name: renamed too, so a new table can
-    take it."""
-    conn.exec_driver_sql(f'ALTER TABLE "{old}" RENAME TO "{new}"')
-    if _postgres(conn):
-        conn.exec_driver_sql(f'ALTER INDEX "{old}_pkey" RENAME TO "{new}_pkey"')
+@contextmanager
+def migrating(engine: Engine) -> Iterator[Connection]:
+    """A transaction for changing the schema, holding its lock until the commit: a second
+    process doing the same waits, then finds the work done. PostgreSQL: the advisory lock
+    `schema_lock` takes, in this transaction. SQLite: its one write lock (BEGIN IMMEDIATE), so
+    the DDL after it is in this transaction too (the driver would commit each statement alone)."""
+    with engine.connect() as conn, conn.begin():
+        if _postgres(conn):
+            conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({_SCHEMA_KEY})")
+        else:
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+        yield conn
 
 
 @contextmanager

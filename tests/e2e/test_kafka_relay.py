@@ -8,7 +8,7 @@ import orjson
 import pytest
 from aiokafka import AIOKafkaProducer
 
-from consumers.kafka.relay import Relay, metadata as relay_metadata
+from consumers.kafka.relay import Relay
 from ledger.service import Ledger
 from ledger.store.database import Store
 from tests import builders as b
@@ -38,7 +38,7 @@ def test_a_serve_started_again_after_a_clean_stop_sends_each_event_once(kafka_bo
 
 def test_a_relay_that_stored_its_position_hands_over_without_sending_again(kafka_bootstrap, tmp_path):
     topics, store = new_topics(kafka_bootstrap), Store(f"sqlite:///{tmp_path}/ledger.db")
-    store.create_tables(relay_metadata)
+    store.create_tables()
     Ledger(store).handle(setup_commands(["shop-1"], stock=10, credit_limit=10**6), "owner")
 
     async def relay_twice() -> tuple[int, int]:

@@ -66,7 +66,7 @@ def test_a_refused_log_without_a_chain_gets_none_made(ledger, db_url):
 
 def test_an_empty_log_without_a_chain_table_is_chained_from_its_first_event(db_url):
     store = Store(db_url)
-    store.recorder.create_table()  # a start stopped between the log's table and the chain's
+    store.recorder.create_table()  # made before schema versions, stopped between the log's table and the chain's
 
     store.create_tables()
     a_shop(Ledger(store))

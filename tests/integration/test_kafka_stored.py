@@ -28,8 +28,7 @@ def write_batch(store, group: str, tp: TopicPartition, offset: int) -> None:
 
 
 def test_what_a_batch_wrote_is_read_back_for_the_partitions_asked_only(store):
-    # given: the tables, and a batch of each partition written, by this group and by another
-    store.create_tables(offsets.metadata, outbox.metadata)
+    # given: a batch of each partition written, by this group and by another
     write_batch(store, "ledger", TP, 10)
     write_batch(store, "ledger", OTHER, 4)
     write_batch(store, "another", TP, 99)
@@ -41,8 +40,7 @@ def test_what_a_batch_wrote_is_read_back_for_the_partitions_asked_only(store):
 
 
 def test_nothing_asked_reads_nothing(store):
-    # given: the tables with a batch written
-    store.create_tables(offsets.metadata, outbox.metadata)
+    # given: a batch written
     write_batch(store, "ledger", TP, 10)
     # when / then
     stored = read_stored(store.engine, "ledger", [])

@@ -28,9 +28,8 @@ def handled_as_serve_does(ledger, consumed: list[ConsumerRecord]) -> list[outbox
 
 
 def test_an_owed_outcome_holds_an_integer_past_64_bits_exactly(store, ledger):
-    # given: the outbox's table, and a command whose price is a conflict between 2**70 + 1 and 5
+    # given: a command whose price is a conflict between 2**70 + 1 and 5
     # (+ 1: 2**70 itself is a float exactly, and a float equals it)
-    store.create_tables(outbox.metadata)
     cmd = product("sku-1", 250, 3)
     cmd["facts"]["unit_price"] = conflict(2**70 + 1, 5)
     consumed = records(raw(cmd))
@@ -46,8 +45,7 @@ def test_an_owed_outcome_holds_an_integer_past_64_bits_exactly(store, ledger):
 
 
 def test_the_outbox_stores_an_outcome_past_64_bits_as_its_bytes(store):
-    # given: the outbox's table, and an outcome holding 2**70 + 1 as the ledger's codec wrote it
-    store.create_tables(outbox.metadata)
+    # given: an outcome holding 2**70 + 1 as the ledger's codec wrote it
     outcome = {"command_id": "c-1", "status": "blocked", "conflicts": {"unit_price": [2**70 + 1, 5]}}
     consumed = records(b"{}")
     # when: it is owed and written

@@ -21,7 +21,6 @@ def test_a_fault_making_one_outcomes_message_sends_it_plain_and_writes_the_batch
     add = outbox._add_messages
     monkeypatch.setattr(outbox, "_add_messages", lambda out, topics, rec, outcome, value: (
         (_ for _ in ()).throw(KeyError("boom")) if rec.offset == 1 else add(out, topics, rec, outcome, value)))
-    store.create_tables(outbox.metadata)
     values = [raw(command("Escalate", {"reason": known("help")}, command_id=c)) for c in ("first", "faulty", "last")]
     records = [record(i, v) for i, v in enumerate(values)]
 

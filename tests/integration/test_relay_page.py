@@ -20,7 +20,6 @@ def named(sku: str, name: dict) -> bytes:
 def test_a_relayed_page_is_each_event_row_as_json_for_hostile_text(store, ledger):
     # given: a product registered under a non-ASCII name, and one blocked on a conflict between
     # 10,000 characters and text holding a NUL (the blocked event echoes both)
-    store.create_tables(relay.metadata)
     ledger.handle([named("sku-1", known(NON_ASCII)), named("sku-2", conflict(LONG, "a \u0000 b " + NON_ASCII))], "owner")
     logged = list(store.notifications(1, None))
     # when: the relay reads its first page and makes its messages (no producer: none is sent)

@@ -19,7 +19,7 @@ from aiohttp import web
 
 from consumers.http.site import parse_listen, serve_until_signalled, start_site
 from consumers.http import ops as ops_http
-from consumers.http.web import catalog_view, links, lists_view, queue_view, signin, whatif_view
+from consumers.http.web import catalog_view, lists_view, queue_view, signin, whatif_view
 from consumers.http.web.auth import Auth
 from consumers.http.web.base import SITE, Site, refuse
 from consumers.http.web.query import BadRequest, text
@@ -86,7 +86,6 @@ async def start(runtime: Runtime, auth: Auth, listen: str, public_url: str | Non
     `runtime`: bootstrapped with `Follow.before_reads` (pages read the projections)."""
     assert runtime.projector is not None, "the web's runtime follows the log before reads"
     parse_listen(listen)
-    await asyncio.to_thread(links.create, runtime.store.engine)
     return await start_site(make_app(Site(runtime, auth, asyncio.Lock(), public_url)), listen)
 
 

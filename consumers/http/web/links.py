@@ -30,15 +30,10 @@ def _digest(code: str) -> str:
     return hashlib.sha256(code.encode("utf-8", "backslashreplace")).hexdigest()
 
 
-def create(engine: Engine) -> None:
-    metadata.create_all(engine, checkfirst=True)
-
-
 def mint(engine: Engine, business_id: str, name: str, now: float | None = None) -> tuple[str, int]:
     """A fresh code for (business, name), and when it expires (unix seconds)."""
     code, now = secrets.token_urlsafe(32), time.time() if now is None else now
     expires = int(now) + sign_in_link_s_max
-    create(engine)
     with engine.begin() as conn:
         conn.execute(delete(links).where(links.c.expires_at <= int(now)))  # spent by time: nothing to keep
         conn.execute(insert(links).values(digest=_digest(code), business_id=business_id, name=name,
