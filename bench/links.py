@@ -6,13 +6,15 @@ of payment links (the rest orders that go through).
 
 The shop and the orders the links are for are written first and not timed; then one
 `ledger process` is timed per provider, from start to exit, on a copy of the same database.
-Prints one JSON line a provider: commands/s, seconds, links made, and the outcomes' mix.
+Prints one JSON line a provider: commands/s, seconds, the process's CPU seconds (user + system,
+all its threads: what a shared machine stretches least), links made, and the outcomes' mix.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import resource
 import secrets
 import shutil
 import subprocess
@@ -28,14 +30,20 @@ LEDGER = str(Path(sys.executable).with_name("ledger"))
 business = "shop-0"
 
 
-def _process(db: str, lines: list[dict], env: dict[str, str]) -> tuple[float, list[dict]]:
+def _process(db: str, lines: list[dict], env: dict[str, str]) -> tuple[float, float, list[dict]]:
+    """Wall seconds, CPU seconds and the outcomes of one `ledger process` of `lines`."""
     with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as f:
         f.write("".join(json.dumps(c) + "\n" for c in lines))
-    started = time.perf_counter()
+    cpu_before, started = _children_cpu_s(), time.perf_counter()
     done = subprocess.run([LEDGER, "process", f.name, "--db", db], capture_output=True, text=True, env=env, check=True)
-    seconds = time.perf_counter() - started
+    seconds, cpu_s = time.perf_counter() - started, _children_cpu_s() - cpu_before
     os.unlink(f.name)
-    return seconds, [json.loads(line) for line in done.stdout.splitlines()]
+    return seconds, cpu_s, [json.loads(line) for line in done.stdout.splitlines()]
+
+
+def _children_cpu_s() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
 
 
 def _agent(cmd: dict, i: int) -> dict:
@@ -62,7 +70,7 @@ def main() -> None:
     env = {**os.environ, "LEDGER_PAYMENT_PROVIDER": "sandbox"}
     subprocess.run([LEDGER, "admin", "apply", "-", "--db", f"sqlite:///{base}"], check=True, capture_output=True,
                    input="".join(json.dumps(c) + "\n" for c in owner_commands([business])), text=True, env=env)
-    _, placed = _process(f"sqlite:///{base}", [_order(i, "setup") for i in range(links)], env)
+    _, _, placed = _process(f"sqlite:///{base}", [_order(i, "setup") for i in range(links)], env)
     order_ids = [o["order_id"] for o in placed]
     mix = [_agent(_command("IssuePaymentLink", business, f"l-{i}", {"order_id": _fact(order_ids.pop())}), i)
            if i % every == every - 1 and order_ids else _order(i, "run") for i in range(args.commands)]
@@ -77,10 +85,10 @@ def main() -> None:
             # The sandbox signs with a secret of its own (32 bytes at least); Paystack's is the fake's key.
             env = {**os.environ, "LEDGER_PAYMENT_PROVIDER": provider, "LEDGER_PAYMENT_API_URL": fake.url,
                    "LEDGER_PAYMENT_SECRET": SECRET if provider != "sandbox" else secrets.token_urlsafe(32)}
-            seconds, outs = _process(f"sqlite:///{db}", mix, env)
+            seconds, cpu_s, outs = _process(f"sqlite:///{db}", mix, env)
             print(json.dumps({"provider": provider, "provider_ms": args.provider_ms if provider != "sandbox" else 0,
                               "commands": len(mix), "commands_per_s": round(len(mix) / seconds),
-                              "seconds": round(seconds, 2), "links_made": len(fake.transactions) if provider != "sandbox"
+                              "seconds": round(seconds, 2), "cpu_s": round(cpu_s, 2), "links_made": len(fake.transactions) if provider != "sandbox"
                               else None, "outcomes": Counter(f"{o['type']}:{o['status']}:{o['reason']}" for o in outs)}), flush=True)
     finally:
         fake.stop()

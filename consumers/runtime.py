@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import enum
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from consumers import agent_door, owner_door
@@ -73,15 +73,36 @@ class Runtime:
         `answer(handled)` delivers the outcomes, inside the batch's collector pause and before
         the followers run; `handle` returns what it returns (without it, the `Handled`)."""
         with self._pause():
-            handled = self._decide(raws, door, principal, extra)
-            answered = answer(handled) if answer is not None else handled
-            if self._after:
-                assert self.projections is not None
-                full = self.flood_records is not None and len(raws) >= self.flood_records
-                self.projections.after(handled.written, full=full)
-            del handled  # the batch's outcomes and events, gone inside the pause
+            answered = self._delivered(self._decide(raws, door, principal, extra), answer)
         if self.collector is Collector.kept:
             bulk.keep_survivors()
+        return answered
+
+    def handle_stream(self, batches: Iterable[Sequence[Raw]], door: str, answer: Callable[[Handled], Any]) -> None:
+        """`handle` for each batch, on a door whose tokens are not checked (a file): a batch's
+        payment links are at the provider while the next batches are decided and written
+        (`Ledger.handle_stream`); `answer` gets each batch's outcomes, in order, once they are all in."""
+        assert not self.checks(door), "a stream's inputs are its operator's"
+        handled_batches = self.ledger.handle_stream(batches, door)
+        try:
+            while True:
+                with self._pause():
+                    if (handled := next(handled_batches, None)) is None:
+                        break
+                    self._delivered(handled, answer)
+                    del handled
+                if self.collector is Collector.kept:
+                    bulk.keep_survivors()
+        finally:
+            handled_batches.close()  # type: ignore[attr-defined]  # a generator
+
+    def _delivered(self, handled: Handled, answer: Callable[[Handled], Any] | None) -> Any:
+        """The batch's outcomes delivered, then the followers; inside the batch's collector pause."""
+        answered = answer(handled) if answer is not None else handled
+        if self._after:
+            assert self.projections is not None
+            full = self.flood_records is not None and len(handled.outcomes) >= self.flood_records
+            self.projections.after(handled.written, full=full)
         return answered
 
     def _decide(self, raws: Sequence[Raw], door: str, principal: Principal | list[Principal],

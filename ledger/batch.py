@@ -43,7 +43,7 @@ class Hold:
         return self.events[-1] if self.events else None  # type: ignore[return-value]
 
 
-def _link_order(item: Item) -> tuple[str, str] | None:
+def link_order(item: Item) -> tuple[str, str] | None:
     """The (business, order) an `IssuePaymentLink` names, when its order is known."""
     if type(item) is Parsed and item.command.type == "IssuePaymentLink" and item.command.facts.order_id.known:
         return item.command.business_id or "", item.command.facts.order_id.value
@@ -56,6 +56,16 @@ def _link_failed(link: ev.PaymentLinkIssued | ev.PaymentLinkRequested, error: st
         business_id=link.business_id, command_id=link.command_id, recorded_at=link.recorded_at,
         agent_id=link.agent_id, conversation_id=link.conversation_id, turn_id=link.turn_id,
         order_id=link.order_id, reference=link.reference, amount=link.amount, error=error)
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """What earlier batches still wait on the provider for (ledger/links.py's pipeline): their
+    held commands' claim keys and the (business, order) pairs whose links are being made. An
+    input naming either is held until they are answered, so it is decided after them, as it
+    would be had they been answered first."""
+    keys: frozenset[ClaimKey] = frozenset()
+    orders: frozenset[tuple[str, str]] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -85,6 +95,12 @@ class Decided:
     requests: list[ev.Event] = field(default_factory=list)
     decided_on: dict[str, int] = field(default_factory=dict)
 
+    def with_requests(self, draft: Draft) -> None:
+        """The links owed folded in after the round's other events, to be written with them."""
+        owed = [r for r in self.requests if r.reference not in draft.state(r.business_id).link_requests]
+        self.appended.extend(draft.fold(owed))
+        self.states.extend(codec.encode(e) for e in owed)  # type: ignore[union-attr]
+
 
 def claim_key(item: Item) -> ClaimKey | None:
     """A command id is unique within its business (CONTRACT 2); a provider's event ids are
@@ -102,22 +118,25 @@ def _content_hash(item: Parsed | Payment) -> str:
 
 class Batch:
     def __init__(self, draft: Draft, states: Mapping[str, BusinessState], seen: dict[ClaimKey, Claim],
-                 stamp: Callable[[], Stamp], made: Mapping[str, Made] | None = None):
+                 stamp: Callable[[], Stamp], made: Mapping[str, Made] | None = None, waiting: Waiting = Waiting()):
         """`states`: the draft's, holding every order the items name; `seen`: the claims
-        already made on their ids; `made`: the provider's answers so far, by reference."""
+        already made on their ids; `made`: the provider's answers so far, by reference;
+        `waiting`: what earlier batches still wait for."""
         self.draft, self.states, self.seen = draft, states, seen
         self.stamp = stamp
         self.made, self.used = made or {}, set()
         self.decided = Decided(states=[], decided_on={b: state.version for b, state in states.items()})
-        self.linking: set[tuple[str, str]] = set()  # (business, order) whose link this batch is making
+        # (business, order) whose link this batch (or an earlier one still waiting) is making
+        self.linking: set[tuple[str, str]] = set(waiting.orders)
+        self.waiting_keys = waiting.keys
+        self.held: set[str] = set()  # the references this round holds for the provider's answer
         self.commands: set[tuple[str, str | None]] = set()  # (business, command id) decided here
 
     def decide(self, items: Sequence[Item], keys: Sequence[ClaimKey | None]) -> Decided:
         """`keys`: each item's `claim_key`."""
         for at, (item, key) in enumerate(zip(items, keys)):
             self._one(at, item, key)
-        if not self.decided.holds:
-            self._close_unused()
+        self._close_unused()
         return self.decided
 
     def _one(self, at: int, item: Item, key: ClaimKey | None) -> None:
@@ -129,7 +148,7 @@ class Batch:
             decided.outcomes.append(out)
             decided.encoded.append(codec.dumps(out))
             return
-        if first is None and self.linking and _link_order(item) in self.linking:
+        if first is None and ((self.linking and link_order(item) in self.linking) or key in self.waiting_keys):
             # After the link this batch is making for the order: sent again, or voided.
             self._wait(Hold(at, item, key, []))  # type: ignore[arg-type]
             return
@@ -161,6 +180,7 @@ class Batch:
                 agent_id=issued.agent_id, conversation_id=issued.conversation_id, turn_id=issued.turn_id,
                 order_id=issued.order_id, reference=issued.reference, amount=issued.amount))
         self.linking.add((issued.business_id or "", issued.order_id))
+        self.held.add(issued.reference)
         self._wait(Hold(at, item, key, events, state.currency))
 
     def _linked(self, item: Parsed, key: ClaimKey, content_hash: str, events: list[ev.Event], made: Made) -> None:
@@ -189,7 +209,7 @@ class Batch:
         for business_id, state in self.states.items():
             for reference, request in list(state.link_requests.items()):
                 asked = reference in self.made or (business_id, request.command_id) in self.commands
-                if not asked or reference in self.used:
+                if not asked or reference in self.used or reference in self.held:
                     continue
                 closed = _link_failed(ev.PaymentLinkRequested(
                     business_id=state.business_id, command_id=request.command_id, recorded_at=self.stamp().recorded_at,

@@ -7,16 +7,31 @@ idempotency key, in parallel and each call bounded by the adapter's own timeout;
 go back to the writer, which decides the batch again with them (`Batch(made=...)`) and records
 the url (`PaymentLinkIssued`) or closes the link owed (`PaymentLinkFailed`). Whatever the provider does (down, slow, refusing, an
 exception of ours), each reference gets one answer and nothing else waits on it.
+
+A door with no statements of its own (a file) pipelines its batches (`pipelined`): a batch's
+first round writes every decision but the links' (with the links owed), its links go to a
+pool shared by the batches in flight, and the next batches are decided and written while the
+provider answers; the batch is settled (its held inputs decided with the answers and written)
+once they are in, batches in their order.
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
-from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+import time
+from collections import deque
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ledger.batch import Hold, Made
+from ledger import observe
+from ledger.batch import Hold, Made, Waiting, link_order
 from ledger.providers.base import PaymentProvider, ProviderUnavailable
 from ledger.retry import first_line
+
+if TYPE_CHECKING:
+    from ledger.service import Handled, Ledger, Raw
 
 log = logging.getLogger("ledger.links")
 
@@ -24,6 +39,9 @@ log = logging.getLogger("ledger.links")
 # the provider's answer time, not sixteen. A provider's rate limit (429) answers some of them
 # `provider_unavailable`: the agent asks again.
 links_in_flight_max = 128
+# Batches decided and written while the first of them still waits for its links: at 200 ms an
+# answer, a 5,000-command batch's links are in before the next batch is decided.
+batches_ahead_max = 2
 
 
 def ask(provider: PaymentProvider, holds: Sequence[Hold]) -> dict[str, Made]:
@@ -50,3 +68,79 @@ def _made(provider: PaymentProvider, hold: Hold) -> Made:
     except Exception as exc:  # a fault of ours or the library's: still one answer, never a stuck link owed
         log.exception("%s: asking for link %s failed", provider.name, issued.reference)
         return Made(None, f"{type(exc).__name__}: {first_line(exc)}", issued.amount)
+
+
+class Asking:
+    """Provider calls in flight for a pipeline: one a reference, at most `links_in_flight_max`
+    at once for all its batches (the rest queued in the pool)."""
+
+    def __init__(self, provider: PaymentProvider):
+        self.provider = provider
+        self._pool = ThreadPoolExecutor(links_in_flight_max, thread_name_prefix="ledger-links")
+        self._calls: dict[str, Future[Made]] = {}
+
+    def start(self, holds: Sequence[Hold]) -> dict[str, Future[Made]]:
+        """The calls for the links these holds owe, started unless one for the reference is."""
+        for hold in holds:
+            if hold.issued is not None and hold.issued.reference not in self._calls:
+                self._calls[hold.issued.reference] = self._pool.submit(_made, self.provider, hold)
+        return {h.issued.reference: self._calls[h.issued.reference] for h in holds if h.issued is not None}
+
+    def answers(self, calls: dict[str, Future[Made]]) -> dict[str, Made]:
+        """Their answers, waiting for any not in yet (each call ends within the adapter's timeout)."""
+        made = {reference: call.result() for reference, call in calls.items()}
+        for reference in made:
+            self._calls.pop(reference, None)
+        return made
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+@dataclass
+class _Ahead:
+    """A batch written but for its held inputs, and the calls they wait for."""
+    raws: Sequence[Raw]
+    first: Handled
+    calls: dict[str, Future[Made]]
+    started: float
+
+    def ready(self) -> bool:
+        return all(call.done() for call in self.calls.values())
+
+
+def pipelined(ledger: Ledger, batches: Iterable[Sequence[Raw]], door: str) -> Iterator[Handled]:
+    """Each batch's `Handled`, in order; at most `batches_ahead_max` batches written ahead of
+    the one whose links are still at the provider."""
+    asking, ahead = Asking(ledger.provider), deque[_Ahead]()
+    try:
+        for raws in batches:
+            started = time.perf_counter()
+            first = ledger.ahead(ledger.read(raws, door), raws, _waiting(ahead))
+            ahead.append(_Ahead(raws, first, asking.start(first.holds), started))
+            while ahead and (len(ahead) > batches_ahead_max or ahead[0].ready()):
+                yield _settled(ledger, asking, ahead.popleft(), door)
+        while ahead:
+            yield _settled(ledger, asking, ahead.popleft(), door)
+    finally:
+        asking.close()
+
+
+def _waiting(ahead: Iterable[_Ahead]) -> Waiting:
+    holds = [hold for batch in ahead for hold in batch.first.holds]
+    return Waiting(frozenset(hold.key for hold in holds),
+                   frozenset(order for hold in holds if (order := link_order(hold.item)) is not None))
+
+
+def _settled(ledger: Ledger, asking: Asking, batch: _Ahead, door: str) -> Handled:
+    handled = batch.first
+    if handled.holds:
+        held = ledger.settle([hold.item for hold in handled.holds], [batch.raws[hold.at] for hold in handled.holds],
+                             asking.answers(batch.calls))
+        outcomes, encoded = list(handled.outcomes), list(handled.encoded)
+        for hold, out, enc in zip(handled.holds, held.outcomes, held.encoded, strict=True):
+            outcomes[hold.at], encoded[hold.at] = out, enc
+        handled = dataclasses.replace(handled, outcomes=outcomes, written=handled.written + held.written,
+                                      encoded=encoded, holds=[])
+    observe.decided(door, handled.outcomes, time.perf_counter() - batch.started)
+    return handled

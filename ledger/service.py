@@ -16,7 +16,7 @@ import dataclasses
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,7 +27,7 @@ from ledger.core import events as ev
 from ledger import observe
 from ledger import links
 from ledger.store import unsigned_webhooks
-from ledger.batch import Batch, ClaimKey, Decided, Hold, Made, claim_key
+from ledger.batch import Batch, ClaimKey, Decided, Hold, Made, Waiting, claim_key
 from ledger.store.chain import ChainBroken
 from ledger.core.decide import Stamp
 from ledger.ids import time_ordered_id, utc_now
@@ -88,8 +88,7 @@ class Ledger:
         """One outcome per raw command, in order, all written in one transaction. A door that
         could not even read an input (a Kafka record batch no codec decodes) passes its Rejection."""
         started = time.perf_counter()
-        return self.handle_items([raw if isinstance(raw, Rejection) else _parsed(raw, door) for raw in raws],
-                                 raws, door, extra, started)
+        return self.handle_items(self.read(raws, door), raws, door, extra, started)
 
     def handle_items(self, items: list[Parsed | NotPermitted | Rejection], raws: Sequence[Raw],
                      door: str, extra: Extra | None = None, started: float | None = None) -> Handled:
@@ -97,17 +96,46 @@ class Ledger:
         started = time.perf_counter() if started is None else started
         with self._lock:
             handled = self._handle(items, raws, extra)
-        made: dict[str, Made] = {}
+        handled = self._answered(handled, items, raws, extra, {})
+        observe.decided(door, handled.outcomes, time.perf_counter() - started)
+        return handled
+
+    def handle_stream(self, batches: Iterable[Sequence[Raw]], door: str) -> Iterator[Handled]:
+        """`handle` for each batch, in order, for a door with no statements of its own (a file):
+        a batch's links are at the provider while the next batches are decided and written
+        (ledger/links.py); its `Handled` comes once they are answered."""
+        return links.pipelined(self, batches, door)
+
+    def _answered(self, handled: Handled, items: Sequence[Item], raws: Sequence[Raw], extra: Extra | None,
+                  made: dict[str, Made]) -> Handled:
+        """The batch decided again until it holds no link for the provider's answer: each round
+        asks for links no round asked for before; `made` gains their answers."""
         asked_first: list[tuple[int, ev.Event]] = []
-        while handled.holds:  # each round asks for links no round asked for before
+        while handled.holds:
             asked_first += handled.written
             made.update(self._ask([hold for hold in handled.holds if hold.issued is not None]))
             with self._lock:
                 handled = self._handle(items, raws, extra, made)
         if asked_first:
             handled = dataclasses.replace(handled, written=asked_first + handled.written)
-        observe.decided(door, handled.outcomes, time.perf_counter() - started)
         return handled
+
+    def ahead(self, items: Sequence[Item], raws: Sequence[Raw], waiting: Waiting) -> Handled:
+        """A batch's first round in a pipeline: every decision written, with the links owed
+        (`PaymentLinkRequested`), except the inputs held for the provider's answer (their
+        outcomes None) and those `waiting` says wait on earlier batches' holds."""
+        with self._lock:
+            return self._handle(items, raws, None, waiting=waiting)
+
+    def settle(self, held: Sequence[Item], raws: Sequence[Raw], made: dict[str, Made]) -> Handled:
+        """A pipelined batch's held inputs decided with the provider's answers and written."""
+        with self._lock:
+            handled = self._handle(held, raws, None, made)
+        return self._answered(handled, held, raws, None, made)
+
+    def read(self, raws: Sequence[Raw], door: str) -> list[Parsed | NotPermitted | Rejection]:
+        """Each raw input parsed at `door` (one a door could not read passes as its Rejection)."""
+        return [raw if isinstance(raw, Rejection) else _parsed(raw, door) for raw in raws]
 
     def handle_webhook(self, body: bytes, headers: Mapping[str, str]) -> Outcome:
         started = time.perf_counter()
@@ -148,7 +176,7 @@ class Ledger:
     # --- the one write path -----------------------------------------------------
 
     def _handle(self, items: Sequence[Item], raws: Sequence[Raw], extra: Extra | None,
-                made: Mapping[str, Made] | None = None) -> Handled:
+                made: Mapping[str, Made] | None = None, waiting: Waiting | None = None) -> Handled:
         """Decide and write; an input the database refuses is answered on its own.
 
         A refusal that is neither a lost race nor the connection's (those are raised, for the
@@ -158,7 +186,8 @@ class Ledger:
         items = list(items)
         while True:
             try:
-                return self._committed(lambda draft: self._decided(draft, items, made), extra)
+                return self._committed(lambda draft: self._decided(draft, items, made, waiting), extra,
+                                       ahead=waiting is not None)
             except Exception as exc:
                 if transient(exc) or isinstance(exc, ChainBroken):  # no input's fault: the caller's to stop on
                     raise
@@ -172,22 +201,25 @@ class Ledger:
                 items[at] = refused(items[at], raws[at], error, exc)
                 log.warning("the database refused an input (%s); answered it refused", first_line(error))
 
-    def _committed(self, decide: Callable[[Draft], Decided], extra: Extra | None) -> Handled:
+    def _committed(self, decide: Callable[[Draft], Decided], extra: Extra | None, ahead: bool = False) -> Handled:
         """Decide on a draft and write; when another writer got there first, again on fresh state.
-        A batch that owes links leaves the door's `extra` to the write that answers them."""
+        A batch that owes links leaves the door's `extra` to the write that answers them; `ahead`
+        (a pipeline's first round, no `extra`): it writes every other decision with its links owed."""
         attempt = 1
         while True:
             decided = None
             try:
                 with self.states.draft() as draft:
                     decided = decide(draft)
-                    if not decided.holds:
+                    if ahead and decided.holds:
+                        decided.with_requests(draft)
+                    if not decided.holds or ahead:
                         statements, carried = extra(decided.outcomes, decided.encoded) if extra else ((), None)
                         positions = self.store.write(decided.appended, decided.claims,
                                                      [*decided.statements, *statements],
                                                      draft.kept(decided.appended), states=decided.states)
                         draft.commit()
-                if decided.holds:  # its draft dropped: decided again once the provider has answered
+                if decided.holds and not ahead:  # its draft dropped: decided again once the provider has answered
                     requested = self._requested(decided)
                     if requested is not None:
                         return requested
@@ -229,12 +261,13 @@ class Ledger:
             raise
         return Handled([], list(zip(positions, owed)), None, [], decided.holds)
 
-    def _decided(self, draft: Draft, items: Sequence[Item], made: Mapping[str, Made] | None = None) -> Decided:
+    def _decided(self, draft: Draft, items: Sequence[Item], made: Mapping[str, Made] | None = None,
+                 waiting: Waiting | None = None) -> Decided:
         keys = [claim_key(item) for item in items]
         seen = self._claimed(keys)
         states = draft.states_for(items)
         now, new_id = self.now(), self.new_id  # one clock reading a batch: its inputs are recorded in one transaction
-        return Batch(draft, states, seen, lambda: Stamp(now, new_id()), made).decide(items, keys)
+        return Batch(draft, states, seen, lambda: Stamp(now, new_id()), made, waiting or Waiting()).decide(items, keys)
 
     def _claimed(self, keys: Sequence[ClaimKey | None]) -> dict[ClaimKey, Claim]:
         """The claims already made on these inputs' ids: one query a batch on PostgreSQL, one

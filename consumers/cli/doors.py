@@ -28,8 +28,9 @@ def run(args: argparse.Namespace, door: str) -> int:
     # The operator's own file: no token is checked. Its state lives as long as the run.
     runtime = open_runtime(args, collector=Collector.kept, follow=Follow.beside, flood_records=batch_records_max)
     try:
-        for batch in batches(stream):
-            runtime.handle(batch, door, answer=lambda handled: _answer(handled, args.table, runtime.ledger))
+        # A batch's payment links are at the provider while the next batches are decided: each
+        # batch's outcomes come, in order, once its links are answered (ledger/links.py).
+        runtime.handle_stream(batches(stream), door, answer=lambda handled: _answer(handled, args.table, runtime.ledger))
     finally:
         runtime.close()
     return 0
