@@ -9,7 +9,10 @@ was asked: tests point `LEDGER_PAYMENT_API_URL` at it.
   `GET /v1/checkout/sessions/:id`.
 
 It can be made to fail: `down` (every call 503), `fail_next` (that many calls 500), `delay_s`
-(each answer that late: a slow provider, or past the client's timeout).
+(each answer that late: a slow provider, or past the client's timeout). Paystack's link calls
+can be held for a test to kill their caller meanwhile (`hold`, `held`, `release`): "before"
+the provider acts (a call whose caller is gone by the release is dropped, never counted) or
+"after" it made the transaction, before it answers.
 """
 from __future__ import annotations
 
@@ -51,10 +54,15 @@ class FakeProvider:
     transactions: dict[str, Transaction] = field(default_factory=dict)  # by reference
     _keys: dict[str, tuple[str, dict]] = field(default_factory=dict)  # Stripe idempotency key -> (params, answer)
     _ids: Any = field(default_factory=lambda: itertools.count(1000))
+    hold: str = ""  # "", "before" or "after": where Paystack's link calls wait for `release`
+    held: int = 0  # link calls waiting now
+    dropped: int = 0  # calls held "before" whose caller was gone at the release
 
     def reset(self) -> None:
         """As new: up, quick, nothing asked, nothing made."""
-        self.down, self.fail_next, self.delay_s = False, 0, 0.0
+        self.down, self.fail_next, self.delay_s, self.dropped = False, 0, 0.0, 0
+        if hasattr(self, "_loop"):
+            self.release()
         self.requests.clear()
         self.transactions.clear()
         self._keys.clear()
@@ -71,6 +79,7 @@ class FakeProvider:
 
     def _run(self, started: threading.Event) -> None:
         asyncio.set_event_loop(self._loop)
+        self._released = asyncio.Event()
         app = web.Application()
         app.router.add_post("/transaction/initialize", self._paystack_initialize)
         app.router.add_get("/transaction/verify/{reference}", self._paystack_verify)
@@ -84,6 +93,24 @@ class FakeProvider:
         self.url = f"http://{host}:{port}"
         started.set()
         self._loop.run_forever()
+
+    def holding(self, where: str) -> None:
+        """Hold Paystack's link calls from now on, `where` ("before" or "after"), until `release`."""
+        self._loop.call_soon_threadsafe(self._released.clear)
+        self.hold = where
+
+    def release(self) -> None:
+        self.hold = ""
+        self._loop.call_soon_threadsafe(self._released.set)
+
+    async def _held(self, request: web.Request) -> bool:
+        """Wait for `release`; False if the caller is gone by then."""
+        self.held += 1
+        try:
+            await self._released.wait()
+        finally:
+            self.held -= 1
+        return request.transport is not None and not request.transport.is_closing()
 
     def stop(self) -> None:
         self._loop.call_soon_threadsafe(self._loop.stop)
@@ -106,6 +133,9 @@ class FakeProvider:
     # --- Paystack --------------------------------------------------------------
 
     async def _paystack_initialize(self, request: web.Request) -> web.Response:
+        if self.hold == "before" and not await self._held(request):
+            self.dropped += 1
+            return web.Response(status=499)  # nobody is there to read it
         refused = await self._gate(request)
         if refused is not None:
             return refused
@@ -118,6 +148,8 @@ class FakeProvider:
         access_code = f"ac_{next(self._ids)}"
         self.transactions[reference] = Transaction(reference, int(body["amount"]), body.get("currency", "NGN"),
                                                    body.get("metadata") or {}, next(self._ids))
+        if self.hold == "after":
+            await self._held(request)
         return web.json_response({"status": True, "message": "Authorization URL created", "data": {
             "authorization_url": f"https://checkout.paystack.com/{access_code}", "access_code": access_code,
             "reference": reference}})
