@@ -94,7 +94,7 @@ class Runtime:
                 if self.collector is Collector.kept:
                     bulk.keep_survivors()
         finally:
-            handled_batches.close()  # type: ignore[attr-defined]  # a generator
+            handled_batches.close()
 
     def _delivered(self, handled: Handled, answer: Callable[[Handled], Any] | None) -> Any:
         """The batch's outcomes delivered, then the followers; inside the batch's collector pause."""

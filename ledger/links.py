@@ -20,7 +20,7 @@ import dataclasses
 import logging
 import time
 from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Generator, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -109,7 +109,7 @@ class _Ahead:
         return all(call.done() for call in self.calls.values())
 
 
-def pipelined(ledger: Ledger, batches: Iterable[Sequence[Raw]], door: str) -> Iterator[Handled]:
+def pipelined(ledger: Ledger, batches: Iterable[Sequence[Raw]], door: str) -> Generator[Handled, None, None]:
     """Each batch's `Handled`, in order; at most `batches_ahead_max` batches written ahead of
     the one whose links are still at the provider."""
     asking, ahead = Asking(ledger.provider), deque[_Ahead]()

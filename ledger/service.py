@@ -16,7 +16,7 @@ import dataclasses
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -100,7 +100,7 @@ class Ledger:
         observe.decided(door, handled.outcomes, time.perf_counter() - started)
         return handled
 
-    def handle_stream(self, batches: Iterable[Sequence[Raw]], door: str) -> Iterator[Handled]:
+    def handle_stream(self, batches: Iterable[Sequence[Raw]], door: str) -> Generator[Handled, None, None]:
         """`handle` for each batch, in order, for a door with no statements of its own (a file):
         a batch's links are at the provider while the next batches are decided and written
         (ledger/links.py); its `Handled` comes once they are answered."""
