@@ -84,8 +84,10 @@ def tamper(db_url: str, statements: list[str], at: int = AT) -> None:
 
 
 def verify(db_url: str, *argv: str) -> tuple[int, dict]:
-    status, out, _ = ledger_main("verify", *argv, "--db", db_url)
-    (report,) = jsonl(out)
+    status, out, err = ledger_main("verify", *argv, "--db", db_url)
+    reports = jsonl(out)
+    assert len(reports) == 1, f"verify exited {status} with {reports} and on stderr: {err!r}"
+    (report,) = reports
     return status, report
 
 
