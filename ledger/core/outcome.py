@@ -15,6 +15,11 @@ Outcome = dict[str, Any]
 
 # The record of asking the provider for a link: the command's, in the log, but not its decision's events.
 ASKING = (ev.PaymentLinkRequested, ev.PaymentLinkFailed)
+# Each command type's own outcome fields (its model's `outcome_fields`), as they stand before
+# an event fills them; a type no door takes (a rejection can name one) has none.
+_OWN_FIELDS: dict[str | None, dict[str, Any]] = {
+    kind: {name: False if name == "reused" else None for name in model.outcome_fields}
+    for kind, model in COMMAND_TYPES.items()}
 # The names money goes by in a block's details (CONTRACT 6: an outcome with money carries its currency).
 MONEY_DETAILS = frozenset({"credit_limit", "exposure", "order_total", "total", "paid", "outstanding", "amount",
                            "unit_price"})
@@ -45,9 +50,11 @@ def _command_outcome(item: Parsed | NotPermitted | Rejection, events: list[ev.Ev
         "status": "accepted", "reason": None, "fields": [], "conflicts": {}, "details": {},
         "escalated": False, "duplicate": False, "events": [type(e).__name__ for e in events if type(e) not in ASKING],
     }
-    model = COMMAND_TYPES.get(kind or "")  # None for a type no door takes (a rejection says so)
-    for name in () if model is None else model.outcome_fields:
-        out[name] = _unfilled(name)
+    own = _OWN_FIELDS.get(kind)
+    if own:
+        out.update(own)
+        if "lines" in own:
+            out["lines"] = []  # in its place; a list of this outcome's own, never one shared
     for e in events:  # by exact type: no event type has subtypes
         if type(e) is ev.OrderPlaced:
             out["order_id"], out["total"], out["lines"] = e.order_id, e.total, e.lines
@@ -62,11 +69,6 @@ def _command_outcome(item: Parsed | NotPermitted | Rejection, events: list[ev.Ev
         elif type(e) is ev.EscalationRaised:
             out["escalated"], out["escalation_id"] = True, e.escalation_id
     return out
-
-
-def _unfilled(name: str) -> Any:
-    """A command type's own outcome field (its model's `outcome_fields`) before an event fills it."""
-    return [] if name == "lines" else False if name == "reused" else None
 
 
 def _payment_outcome(item: Payment | Refusal, events: list[ev.Event]) -> Outcome:
