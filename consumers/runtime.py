@@ -53,6 +53,9 @@ class Follow(enum.Enum):
 
 
 class Runtime:
+    """What a door runs on (built by `bootstrap`): `handle` for its inputs, and the followers'
+    and the collector's hooks for a door that runs for ever (`started`, `follow`, `wake`)."""
+
     def __init__(self, ledger: Ledger, collector: Collector, follow: Follow, keys: Mapping[str, Keys],
                  relay_to: RelayTarget | None = None, flood_records: int | None = None):
         self.ledger, self.store, self.collector, self.keys = ledger, ledger.store, collector, keys
@@ -111,6 +114,7 @@ class Runtime:
         if keys is None:
             return self.ledger.handle(raws, door, extra)
         tokens = principal if isinstance(principal, list) else [principal] * len(raws)
+        assert len(tokens) == len(raws), "one token an input, or one for the batch"
         items = _ADMIT[door](keys, list(zip(tokens, raws)))
         return self.ledger.handle_items(items, raws, door, extra)
 

@@ -27,11 +27,11 @@ def run(args: argparse.Namespace) -> int:
     require("mcp", *(["kafka"] if args.bootstrap_servers else []))
     import anyio
 
-    from consumers.cli.common import open_store
+    from consumers.cli.common import open_store, payment_provider
     from consumers.http.site import parse_listen
     from consumers.mcp.backends import Embedded, Reads, ViaKafka
     from consumers.mcp.server import LedgerTools, serve_http, serve_stdio
-    from ledger.service import Ledger
+    from consumers.runtime import bootstrap
 
     token = os.environ.get(token_env, "")
     if not token:
@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
         backend: Embedded | ViaKafka = ViaKafka(args.bootstrap_servers, token)
     else:
         store.create_tables()  # tables a newer ledger adds, as any writer makes them
-        backend = Embedded(Ledger(store), reads)
+        backend = Embedded(bootstrap(store, checked=["agent"], provider=payment_provider()), token)
     app = LedgerTools(agent, reads, backend)
     where = f"http://{args.http}/mcp" if listen else "stdio"
     print(f"ledger mcp: serving agent {agent.agent_id} of {agent.business_id} on {where}", file=sys.stderr, flush=True)

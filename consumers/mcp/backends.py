@@ -1,8 +1,9 @@
 """Where `ledger mcp` sends commands and reads lookups.
 
-Embedded: commands go through this process's Ledger, checked against the token exactly as
-`ledger serve` checks a Kafka message (agent_door.admit), so an unauthenticated call is
-recorded the same way. Through Kafka: each command is produced with the agent's token in
+Embedded: commands go through this process's runtime (consumers/runtime.py), which checks
+each against the token exactly as `ledger serve` checks a Kafka message, so an
+unauthenticated call is recorded the same way. Calls come on several threads at once: the
+runtime's token cache and the Ledger's writer lock keep them apart. Through Kafka: each command is produced with the agent's token in
 its `ledger-token` header, and `ledger serve` checks it. Either way the agents' table and
 the lookups are read from the ledger's database.
 """
@@ -14,7 +15,7 @@ from typing import Any
 import anyio
 import orjson
 
-from consumers import agent_door
+from consumers.runtime import Runtime
 from ledger.store.agents import Agent, AgentKeys
 from ledger.core.state import BusinessState
 from ledger.store.database import Store
@@ -45,9 +46,10 @@ class Reads:
 
 
 class Embedded:
-    def __init__(self, ledger: Any, reads: Reads):
-        self.ledger, self.reads = ledger, reads
-        self._write = threading.Lock()
+    def __init__(self, runtime: Runtime, token: str):
+        """`runtime`: bootstrapped checking the agent door's tokens."""
+        assert runtime.checks("agent"), "the MCP door's commands are checked against the agent's token"
+        self.runtime, self.token = runtime, token
 
     async def start(self) -> None:
         return None
@@ -59,10 +61,8 @@ class Embedded:
         return await anyio.to_thread.run_sync(self._submit, orjson.dumps(command))
 
     def _submit(self, raw: bytes) -> dict[str, Any]:
-        with self._write:
-            items = agent_door.admit(self.reads.keys, [(self.reads.token, raw)])
-            [outcome] = self.ledger.handle_items(items, [raw], "agent").outcomes
-            return outcome
+        [outcome] = self.runtime.handle([raw], "agent", self.token).outcomes
+        return outcome
 
 
 class ViaKafka:

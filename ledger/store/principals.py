@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -76,22 +77,26 @@ def read_token(header: Any) -> str | None:
 
 class Keys:
     """The active principals by token hash, as `load(conn)` reads them, as of the last
-    `refresh` (a door calls it each batch; it reads them again only when they changed)."""
+    `refresh` (a door calls it each batch; it reads them again only when they changed).
+    Doors that take requests on several threads (MCP over HTTP) share one: a refresh is one
+    at a time, so an older read never lands after a newer one."""
 
     def __init__(self, store: Store, load: Callable[[Any], dict[str, Any]]):
         self.store, self._load = store, load
         self._seen: int | None = None
         self._by_hash: dict[str, Any] = {}
+        self._refreshing = threading.Lock()
 
     def refresh(self) -> None:
-        with self.store.engine.connect() as conn:
-            # Every batch of every door asks: through the driver's own cursor, which costs a
-            # fraction of SQLAlchemy's result (bench.owner_door).
-            [row] = sql.query(conn, _CHANGES, ()) or [(0,)]
-            if row[0] == self._seen:
-                return
-            self._by_hash = self._load(conn)
-        self._seen = row[0]
+        with self._refreshing:
+            with self.store.engine.connect() as conn:
+                # Every batch of every door asks: through the driver's own cursor, which costs a
+                # fraction of SQLAlchemy's result (bench.owner_door).
+                [row] = sql.query(conn, _CHANGES, ()) or [(0,)]
+                if row[0] == self._seen:
+                    return
+                self._by_hash = self._load(conn)
+            self._seen = row[0]
 
     def holder(self, digest: str) -> Any:
         """The active principal whose token has this SHA-256 (hex), or None."""

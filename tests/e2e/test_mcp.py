@@ -21,6 +21,8 @@ from tests.builders import UNKNOWN, known
 from tests.process import LEDGER, jsonl, ledger_run, lines_of
 from tests.builders import customer, product
 
+server_start_s_max = 120.0  # `ledger mcp --http` listening, on the slowest machine the tests run on
+
 BUSINESS = "shop-1"
 META = {"ledger/conversation_id": "conv-mcp", "ledger/turn_id": "turn-1"}
 
@@ -54,11 +56,16 @@ async def http(db: str, token: str, bearer: str | None = None):
                             env={**os.environ, "LEDGER_AGENT_TOKEN": token}, stderr=subprocess.DEVNULL)
     try:
         url = f"http://127.0.0.1:{port}/mcp"
-        for _ in range(300):
+        # Until it listens: a fixed number of tries ran out on a loaded machine (load 8 on two
+        # cores), and the test then failed to connect instead of waiting.
+        deadline = time.monotonic() + server_start_s_max
+        while True:
             try:
                 with socket.create_connection(("127.0.0.1", port), timeout=0.2):
                     break
             except OSError:
+                assert proc.poll() is None, f"ledger mcp --http exited {proc.returncode} before listening"
+                assert time.monotonic() < deadline, f"ledger mcp --http not listening after {server_start_s_max} s"
                 time.sleep(0.05)
         headers = {"Authorization": f"Bearer {bearer if bearer is not None else token}"}
         async with httpx2.AsyncClient(headers=headers, timeout=30) as h:
