@@ -13,7 +13,8 @@ from pydantic import ValidationError
 
 from commands.json_keys import duplicated
 from commands.limits import json_depth_max, line_bytes_max, raw_excerpt_bytes_max
-from commands.models import COMMAND_TYPES, DOORS, PATTERN_ERRORS, Command, is_id
+from commands.models import COMMAND_TYPES, DOORS, Command
+from commands.values import PATTERN_ERRORS, is_id
 
 
 @dataclass(frozen=True)

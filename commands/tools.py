@@ -22,7 +22,8 @@ from pydantic import BaseModel, TypeAdapter
 from pydantic.fields import FieldInfo
 
 from commands.facts import Fact, value_type
-from commands.models import AGENT_TYPES, Facts
+from commands.models import AGENT_TYPES
+from commands.values import Facts
 
 FORMATS = ("openai", "anthropic", "jsonschema")
 RUNTIME_FIELDS = ("command_id", "business_id", "agent_id", "conversation_id", "turn_id")

@@ -18,7 +18,8 @@ from pydantic import ValidationError
 from pydantic_core import to_jsonable_python
 
 from commands.facts import Fact
-from commands.models import AGENT_TYPES, COMMAND_TYPES, Command, Facts
+from commands.models import AGENT_TYPES, COMMAND_TYPES, Command
+from commands.values import Facts
 from commands.tools import command as envelope
 
 _COMMAND_IDS = uuid.UUID("0b9e3c1e-58a4-4c55-9d0e-6c7b1a3e2f10")

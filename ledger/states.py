@@ -26,7 +26,7 @@ from ledger.store.database import Kept, KeptOrder, Store
 from ledger.core.webhook import Payment, Refusal
 
 if TYPE_CHECKING:
-    from commands.models import Facts
+    from commands.values import Facts
 
 # Orders (and link references) a business keeps in memory; older ones are read back from the
 # store when an input names them. ~300 bytes each.

@@ -32,7 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def check_ids(*options: tuple[str, str]) -> None:
     """(option, value) pairs that must be ids (CONTRACT 11), else a usage error."""
     from commands.limits import id_chars_max
-    from commands.models import is_id
+    from commands.values import is_id
 
     for option, value in options:
         if not is_id(value):

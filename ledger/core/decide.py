@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 
 from commands import models as m
 from commands.limits import amount_max
+from commands.values import Facts
 from commands.parsing import NotPermitted, Rejection
 from ledger.core import events as ev
 from ledger.core.link_rules import abandoned as _abandoned, link_reference, link_request_abandoned_s
@@ -91,7 +92,7 @@ def decide(state: BusinessState, command: m.Command, stamp: Stamp) -> list[ev.Ev
         return events
 
 
-def _check_facts(facts: m.Facts) -> None:
+def _check_facts(facts: Facts) -> None:
     unknown, conflicts = facts.unsettled_required()
     if unknown:
         raise Blocked("unknown_facts", fields=unknown)

@@ -14,7 +14,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from commands.json_keys import duplicated
-from commands.models import Id, PositiveInt, is_id
+from commands.values import Id, PositiveInt, is_id
 from commands.parsing import excerpt, first_error
 from ledger.core import events as ev
 from ledger.core.decide import Stamp, over_amount_max

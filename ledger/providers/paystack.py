@@ -19,7 +19,7 @@ from urllib.parse import quote
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from commands.models import Id, PositiveInt
+from commands.values import Id, PositiveInt
 from commands.parsing import first_error
 from ledger.providers.base import ProviderUnavailable, _header, hmac_sha512_matches
 from ledger.providers.http import Client, Secret, config_from_env

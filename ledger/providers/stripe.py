@@ -20,7 +20,7 @@ from urllib.parse import quote
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from commands.currencies import minor_digits
-from commands.models import Id, PositiveInt
+from commands.values import Id, PositiveInt
 from commands.parsing import first_error
 from ledger.providers.base import MissingSecret, ProviderUnavailable, _header
 from ledger.providers.http import Client, Secret, config_from_env

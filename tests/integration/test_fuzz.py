@@ -7,7 +7,7 @@ import orjson
 import pytest
 
 from commands.facts import Fact, is_empty
-from commands.models import Facts
+from commands.values import Facts
 from consumers.cli import main
 from consumers.agent.fuzz import deterministic_ledger, every_required_known, run
 from ledger.store.database import Store

@@ -8,7 +8,7 @@ import unicodedata
 from pydantic import TypeAdapter, ValidationError
 
 from commands.invisible import INVISIBLE_RANGES, has_invisible
-from commands.models import Id, is_id
+from commands.values import Id, is_id
 
 # Default_Ignorable_Code_Point outside category Cf (DerivedCoreProperties.txt), by hand.
 IGNORABLE_NOT_FORMAT = [0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x180B, 0x180C, 0x180D, 0x180F, 0x3164,
