@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from consumers.cli.common import UsageError, add_db, open_ledger
+from consumers.cli.common import UsageError, add_db, open_runtime
 from consumers.cli.table import describe
 from consumers.money import money
 from ledger.providers.base import signature_header
@@ -39,11 +39,12 @@ def _lines(path: Path) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    ledger = open_ledger(args)
+    runtime = open_runtime(args)  # the script is the operator's: no token is checked
+    ledger = runtime.ledger
     out = sys.stdout.write
     out("== The owner sets up the shop ==\n")
     currency = lambda outcome: ledger.state(outcome["business_id"]).currency  # noqa: E731
-    for outcome in ledger.handle(_lines(args.script / "shop.jsonl"), "owner").outcomes:
+    for outcome in runtime.handle(_lines(args.script / "shop.jsonl"), "owner").outcomes:
         out(describe(outcome, currency(outcome)) + "\n")
     outcomes: dict[str, dict[str, Any]] = {}
     out("\n== The conversation ==\n")
@@ -52,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
             out(f"\n💬 {step['say']}\n")
         elif "command" in step:
             text = _PLACEHOLDER.sub(lambda m: outcomes[m.group(1)]["order_id"], json.dumps(step["command"]))
-            [outcome] = ledger.handle([text], "agent").outcomes
+            [outcome] = runtime.handle([text], "agent").outcomes
             outcomes[outcome["command_id"]] = outcome
             out("  agent → " + describe(outcome, currency(outcome)).replace("\n", "\n          ") + "\n")
         elif "pay" in step:
@@ -61,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
             body = json.dumps({"id": pay["id"], "event": "charge.success", "data": {
                 "reference": link["reference"], "amount": pay["amount"],
                 "business_id": outcomes[pay["link_of"]]["business_id"]}}).encode()
-            result = ledger.handle_webhook(body, {signature_header: ledger.provider.sign(body)})
+            result = runtime.handle_webhook(body, {signature_header: ledger.provider.sign(body)})
             paid = money(result["amount"], ledger.state(result["business_id"]).currency)
             out(f"  provider → paid {paid} on {result['reference']}: {result['status']}"
                 + (f" [{result['reason']}]" if result["reason"] else "") + "\n")

@@ -58,7 +58,8 @@ def link_business(store: Store, reference: str) -> str | None:
 
 
 def simulate(args: argparse.Namespace) -> int:
-    from ledger.service import Ledger, time_ordered_id  # the parser and the command models
+    from consumers.runtime import bootstrap  # the ledger: the parser and the command models
+    from ledger.ids import time_ordered_id
 
     provider = payment_provider()
     if not isinstance(provider, SandboxProvider):
@@ -70,7 +71,7 @@ def simulate(args: argparse.Namespace) -> int:
         raise UsageError(f"no payment link {args.reference!r} in the log; give --business to send it anyway")
     body, headers = provider.charge(event_id=args.event_id or f"sim-{time_ordered_id()}",
                                     business_id=business, reference=args.reference, amount=args.amount)
-    emit(Ledger(store, provider).handle_webhook(body, headers))
+    emit(bootstrap(store, provider=provider).handle_webhook(body, headers))  # the webhook's own door
     return 0
 
 
