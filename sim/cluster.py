@@ -31,9 +31,11 @@ TOPICS = Topics()
 PARTITIONS = {"agent": TopicPartition(TOPICS.commands, 0), "owner": TopicPartition(TOPICS.admin, 0)}
 
 # A writer's snapshot every this many events of a business (5,000 in the product): a run of a
-# few thousand steps takes and reads snapshots many times, and a writer started after a kill
-# folds at most this many events, not the whole stream.
-snapshot_every_events = 200
+# few thousand steps takes and reads snapshots many times, and a writer that reloads a state
+# (started after a kill, or after losing a race to another writer: ~500 reloads a 2,000-step
+# seed) folds at most this many events, not the whole stream. At 200 a reload decoded ~95
+# events and reloads were a quarter of a seed's CPU; at 25, ~12.
+snapshot_every_events = 25
 
 
 class Killed(BaseException):
