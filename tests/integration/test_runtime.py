@@ -1,0 +1,80 @@
+"""The runtime a door runs on (consumers/runtime.py): what `bootstrap` chose happens around
+every `handle`, whichever door calls it."""
+from __future__ import annotations
+
+import gc
+
+import pytest
+
+from consumers.runtime import Collector, Follow, bootstrap
+from ledger.store import agents
+from projections.projector import Projector
+from tests.builders import line, order, raw
+from tests.given import a_shop
+
+
+def placed(n: int = 1) -> list[bytes]:
+    return [raw(order("cust-1", [line("rice", 1)])) for _ in range(n)]
+
+
+@pytest.mark.parametrize("collector, during, frozen_more", [
+    (Collector.untouched, True, False), (Collector.paused, False, False), (Collector.kept, False, True)])
+def test_the_collector_is_paused_for_the_batch_and_its_survivors_kept_as_bootstrapped(
+        ledger, store, collector, during, frozen_more):
+    # given
+    a_shop(ledger)
+    runtime = bootstrap(store, collector=collector)
+    seen: list[bool] = []
+    frozen = gc.get_freeze_count()
+    try:
+        # when
+        runtime.handle(placed(), "agent", answer=lambda handled: seen.append(gc.isenabled()))
+        # then: off while the door answers (unless untouched), on again after
+        assert seen == [during] and gc.isenabled()
+        assert (gc.get_freeze_count() > frozen) is frozen_more
+    finally:
+        gc.unfreeze()
+
+
+def test_the_door_answers_before_the_projections_follow_and_they_follow_after_each_batch(ledger, store):
+    # given: a runtime whose projections follow beside it
+    a_shop(ledger)
+    runtime = bootstrap(store, follow=Follow.beside)
+    tracked: list[int] = []
+    try:
+        # when
+        runtime.handle(placed(), "agent", answer=lambda handled: tracked.append(Projector(store).tracked()[0]))
+    finally:
+        runtime.close()
+    # then
+    assert tracked[0] < store.max_position() == Projector(store).tracked()[0]
+
+
+def test_before_reads_the_projections_are_caught_up_on_demand_only(ledger, store):
+    # given
+    a_shop(ledger)
+    runtime = bootstrap(store, follow=Follow.before_reads)
+    runtime.handle(placed(), "agent")
+    assert Projector(store).tracked()[0] < store.max_position()
+    # when
+    runtime.catch_up()
+    # then
+    assert Projector(store).tracked()[0] == store.max_position()
+
+
+def test_a_checked_door_takes_one_token_for_the_batch_or_one_an_input(ledger, store):
+    # given: an agent's token, checked on the agent door
+    a_shop(ledger)
+    token = agents.register(ledger, "shop-1", "bot")
+    runtime = bootstrap(store, checked=["agent"])
+    # when
+    one = runtime.handle(placed(2), "agent", token).outcomes
+    each = runtime.handle(placed(3), "agent", [token, None, "lat_forged"]).outcomes
+    unchecked = runtime.handle(placed(), "owner").outcomes  # the owner's door is not checked here
+    # then
+    assert [o["status"] for o in one] == ["accepted", "accepted"]
+    assert [(o["status"], o["reason"]) for o in each] == [
+        ("accepted", None), ("rejected", "unauthenticated"), ("rejected", "unauthenticated")]
+    assert unchecked[0]["reason"] != "unauthenticated"
+    with pytest.raises(AssertionError):
+        runtime.handle(placed(2), "agent", [token])
