@@ -27,17 +27,17 @@ def load(engine: Engine, t: Table, business_id: str, state: BusinessState | None
     return state
 
 
+# perf: sim (seed 3 x 2,000: ~500 writer reloads, one stream read each): SQL text for the
+# driver, not a select built, keyed and compiled a call: ~1 ms less a reload under cProfile.
 def stream(conn: Connection, t: Table, business_id: str | None, after_version: int = 0) -> Iterator[tuple[int, ev.Event]]:
     """The business's (version, event)s after `after_version`, in order, on `conn`: pages over
     its stream's own index (the recorder's unique (originator_id, originator_version)), read
     through the driver's cursor and decoded a page at a time."""
-    query = (select(t.c.originator_version, t.c.topic, t.c.state)
-             .where(t.c.originator_id == stream_id(business_id)).order_by(t.c.originator_version)
-             .limit(notifications_page_max))
+    statement = (f'SELECT originator_version, topic, state FROM "{t.name}" WHERE originator_id = ?'
+                 f" AND originator_version > ? ORDER BY originator_version LIMIT {notifications_page_max}")
+    stream = sql.uuid_value(conn)(stream_id(business_id))
     while True:
-        result = conn.execute(query.where(t.c.originator_version > after_version))
-        page = [(r[0], r[1], bytes(r[2])) for r in result.cursor.fetchall()]
-        result.close()
+        page = [(r[0], r[1], bytes(r[2])) for r in sql.query(conn, statement, (stream, after_version))]
         yield from codec.decode_page(page)
         if len(page) < notifications_page_max:
             return

@@ -29,7 +29,7 @@ import logging
 from pathlib import Path
 from typing import NamedTuple
 
-from sqlalchemy import BigInteger, Column, LargeBinary, MetaData, Table, Text, select
+from sqlalchemy import BigInteger, Column, LargeBinary, MetaData, Table, Text
 from sqlalchemy.engine import Connection, Engine
 
 from ledger.core import codec, events as ev
@@ -55,6 +55,8 @@ snapshots = Table(
 _UPSERT = ("INSERT INTO ledger_snapshots (business_id, code, version, state) VALUES (?, ?, ?, ?)"
            " ON CONFLICT (business_id, code) DO UPDATE SET version = excluded.version, state = excluded.state"
            " WHERE ledger_snapshots.version < excluded.version")
+# perf: sim (seed 3 x 2,000: ~500 writer reloads): SQL text, not a select built and keyed a call.
+_LATEST = "SELECT version, state FROM ledger_snapshots WHERE business_id = ? AND code = ?"
 
 
 def _fingerprint() -> str:
@@ -136,10 +138,10 @@ def load(engine: Engine, events: Table, business_id: str) -> Loaded | None:
     in one consistent read; None when there is none to trust (then fold the whole log). A
     snapshot that cannot be read, or claims a version its stream does not hold, is not trusted."""
     with sql.snapshot(engine) as conn:
-        row = conn.execute(select(snapshots.c.version, snapshots.c.state).where(
-            snapshots.c.business_id == business_id, snapshots.c.code == CODE)).first()
-        if row is None:
+        found = sql.query(conn, _LATEST, (business_id, CODE))
+        if not found:
             return None
+        row = found[0]
         version = row[0]
         try:
             data = codec.loads(bytes(row[1]))
