@@ -56,6 +56,7 @@ class FakeProvider:
     _ids: Any = field(default_factory=lambda: itertools.count(1000))
     hold: str = ""  # "", "before" or "after": where Paystack's link calls wait for `release`
     held: int = 0  # link calls waiting now
+    _holding: dict = field(default_factory=dict)  # their requests, by id (a Request is no key)
     dropped: int = 0  # calls held "before" whose caller was gone at the release
 
     def reset(self) -> None:
@@ -103,13 +104,19 @@ class FakeProvider:
         self.hold = ""
         self._loop.call_soon_threadsafe(self._released.set)
 
+    def held_gone(self) -> int:
+        """How many of the calls held now have lost their caller (its connection closed)."""
+        return sum(1 for request in list(self._holding.values()) if request.transport is None)
+
     async def _held(self, request: web.Request) -> bool:
         """Wait for `release`; False if the caller is gone by then."""
         self.held += 1
+        self._holding[id(request)] = request
         try:
             await self._released.wait()
         finally:
             self.held -= 1
+            self._holding.pop(id(request), None)
         return request.transport is not None and not request.transport.is_closing()
 
     def stop(self) -> None:

@@ -117,6 +117,8 @@ def test_a_writer_killed_at_any_step_of_racing_links_leaves_one_transaction_a_re
     else:
         killed.send_signal(signal.SIGKILL)
         killed.wait(wait_s_max)
+        if step == "before the provider call":  # the provider sees the caller gone before it acts
+            until(lambda: fake.held_gone() > 0, "the provider to see the killed writer's calls gone")
         fake.release()
         if step == "before the provider call":
             until(lambda: fake.dropped > 0, "a call of the killed writer's to be dropped")
