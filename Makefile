@@ -82,7 +82,7 @@ sim: $(STAMP)
 
 # The simulation's slower mode (docs/sim.md): the same seeded actions against real processes (two
 # `ledger serve`, the Tansu broker, `ledger webhook`) with real SIGKILLs, on SQLite and then on a
-# PostgreSQL database of its own beside SIM_REAL_DB. About 2 minutes a seed of 200 steps, so not
+# PostgreSQL database of its own beside SIM_REAL_DB. About 100 s a seed of 200 steps (10 minutes in all), so not
 # part of `make test` (tests/e2e/test_sim_real.py runs one short seed there).
 SIM_REAL_SEEDS ?= 3
 SIM_REAL_STEPS ?= 200
