@@ -17,9 +17,10 @@ from typing import Any, NamedTuple
 import orjson
 from aiokafka import AIOKafkaProducer, TopicPartition
 from aiokafka.structs import ConsumerRecord
-from sqlalchemy import BigInteger, Column, Integer, LargeBinary, MetaData, String, Table, and_, bindparam, or_, select, text
+from sqlalchemy import BigInteger, Column, Integer, LargeBinary, MetaData, String, Table, bindparam, text
 from sqlalchemy.engine import Engine
 
+from consumers.kafka import offsets
 from consumers.kafka.batches import message_bytes, message_bytes_max, send_all
 from consumers.headers import TOKEN_HEADER
 from consumers.kafka.topics import CORRELATION_HEADER, ERROR_HEADER, SOURCE_HEADER, TRUNCATED_HEADER, Topics
@@ -169,12 +170,11 @@ def pending(engine: Engine, group: str, partitions: Iterable[TopicPartition]) ->
     wanted = list(partitions)
     if not wanted:
         return []
-    query = (select(outbox)
-             .where(outbox.c.group_id == group, or_(*(
-                 and_(outbox.c.topic == tp.topic, outbox.c.partition == tp.partition) for tp in wanted)))
-             .order_by(outbox.c.topic, outbox.c.partition, outbox.c.offset))
+    where, values = offsets.among(group, wanted)
+    query = text(f'SELECT topic, "partition", "offset", messages FROM {outbox.name} WHERE {where}'
+                 ' ORDER BY topic, "partition", "offset"')
     with engine.connect() as conn:
-        return [Owed(TopicPartition(r.topic, r.partition), r.offset, _decode(r.messages)) for r in conn.execute(query)]
+        return [Owed(TopicPartition(t, p), o, _decode(m)) for t, p, o, m in conn.execute(query, values)]
 
 
 async def publish(producer: AIOKafkaProducer, entries: Sequence[Owed]) -> dict[TopicPartition, int]:
