@@ -8,6 +8,7 @@ back cost a replay about as much as decoding the log's events again.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Iterable, Sequence
 from operator import itemgetter
@@ -15,7 +16,7 @@ from typing import Any
 
 import orjson
 from sqlalchemy import Table, select
-from sqlalchemy.engine import Connection
+from sqlalchemy.engine import Connection, Dialect
 
 from ledger.store import sql
 from projections.rows import stored_columns
@@ -57,12 +58,18 @@ class Digest:
         return digest.hexdigest()
 
 
+# perf: sim (43 analysts' checks a 2,000-step seed, 5 tables each): the statement compiled
+# once a table and dialect, not on every read: ~60% of a read of the sim's few hundred rows.
+@functools.lru_cache(maxsize=64)
+def _rows_in_order(table: Table, dialect: Dialect) -> str:
+    return str(select(*stored_columns(table)).order_by(table.c.position).compile(dialect=dialect))
+
+
 def read(conn: Connection, tables: Iterable[Table]) -> str:
     """The checksum of the rows as stored. Positions order rows alike under any backend's collation."""
     digest = Digest(tables)
     for table in digest.hashes:
-        query = select(*stored_columns(table)).order_by(table.c.position)
-        statement = str(query.compile(dialect=conn.dialect))
+        statement = _rows_in_order(table, conn.dialect)
         # The driver's own cursor: plain tuples, read in batches (server-side on PostgreSQL).
         with sql.cursor(conn, server_side="proj_checksum") as cursor:
             cursor.execute(statement)
