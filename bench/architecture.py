@@ -101,9 +101,21 @@ def impure(root: Path) -> list[tuple[str, str]]:
     return sorted(found)
 
 
-def two_way(found: set[tuple[str, str]]) -> list[tuple[str, str]]:
-    """Pairs of rooms that import each other."""
-    return sorted((a, b) for a, b in found if a < b and (b, a) in found)
+def cycles(found: set[tuple[str, str]]) -> list[list[str]]:
+    """The rooms in each import cycle, of any length (a strongly connected group of rooms)."""
+    reach: dict[str, set[str]] = {}
+    for a, b in found:
+        reach.setdefault(a, set()).add(b)
+    for start in list(reach):  # what each room reaches, through any number of imports
+        seen, todo = set(), [start]
+        while todo:
+            for nxt in reach.get(todo.pop(), ()):
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        reach[start] = seen
+    groups = {tuple(sorted({a} | {b for b in reach[a] if a in reach.get(b, ())})) for a in reach if a in reach[a]}
+    return sorted(list(g) for g in groups)
 
 
 def _label(name: str) -> str:
@@ -112,7 +124,7 @@ def _label(name: str) -> str:
 
 def render(found: set[tuple[str, str]]) -> str:
     """A Mermaid flowchart (importers above what they import, consumers' rooms grouped), then
-    the rooms that import each other."""
+    the rooms in an import cycle."""
     def node(name: str) -> str:
         return name.replace("/", "_")
 
@@ -128,8 +140,8 @@ def render(found: set[tuple[str, str]]) -> str:
         out.append("  end")
     out += [f'  {node(n)}["{_label(n)}"]' for n in names if n not in doors]
     out += [f"  {node(a)} --> {node(b)}" for a, b in sorted(found, key=lambda e: (down(e[0]), e))]
-    pairs = ", ".join(f"{_label(a)} <-> {_label(b)}" for a, b in two_way(found)) or "none"
-    out += ["```", "", f"Rooms that import each other: {pairs}."]
+    rings = "; ".join(" -> ".join(map(_label, ring)) for ring in cycles(found)) or "none"
+    out += ["```", "", f"Rooms in an import cycle: {rings}."]
     return "\n".join(out) + "\n"
 
 

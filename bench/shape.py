@@ -42,7 +42,7 @@ class Shape:
     dialect_modules: list[Span] = field(default_factory=list)  # lines = mentions
     decide_names_orders_read: bool = False
     rooms: list[str] = field(default_factory=list)  # bench.architecture's: ledger/core, ledger/store, ...
-    rooms_importing_each_other: list[list[str]] = field(default_factory=list)
+    import_cycles: list[list[str]] = field(default_factory=list)
     imports_back_up: list[list[str]] = field(default_factory=list)
     core_imports_io: list[list[str]] = field(default_factory=list)  # (module, what it imports)
 
@@ -100,7 +100,7 @@ def measure(root: Path) -> Shape:
 def _rooms(shape: Shape, root: Path) -> None:
     found = architecture.edges(root)
     shape.rooms = sorted({architecture.room(rel) for rel, _ in product_files(root)})
-    shape.rooms_importing_each_other = [list(pair) for pair in architecture.two_way(found)]
+    shape.import_cycles = architecture.cycles(found)
     shape.imports_back_up = [list(edge) for edge in architecture.upward(found)]
     shape.core_imports_io = [list(pair) for pair in architecture.impure(root)]
 
@@ -121,7 +121,9 @@ def render(shape: Shape) -> str:
     out += _listing(f"modules naming {' or '.join(dialect_marks)}", shape.dialect_modules, "times")
     out.append(f"decide.py names orders_read: {'yes' if shape.decide_names_orders_read else 'no'}")
     out.append(f"rooms: {len(shape.rooms)} ({', '.join(shape.rooms)})")
-    for title, pairs in (("rooms that import each other", shape.rooms_importing_each_other),
+    out.append(f"import cycles between rooms: {len(shape.import_cycles)}")
+    out += [f"  {' -> '.join(ring)}" for ring in shape.import_cycles]
+    for title, pairs in (
                          ("imports back up the layers", shape.imports_back_up),
                          ("core imports of I/O", shape.core_imports_io)):
         out.append(f"{title}: {len(pairs)}")

@@ -169,9 +169,10 @@ async def _start_http(args: argparse.Namespace, runtime: Runtime, server: Server
         runners.append(await webhook.start(runtime, args.webhook))
         log.info("payment webhook on http://%s:%s%s", *runners[-1].addresses[0][:2], webhook.webhook_path)
     if args.metrics:
-        from consumers.kafka.serve_consumer import ServeConsumer
+        from consumers.kafka.serve_consumer import DoorTables, ServeConsumer
         from consumers.http import ops as ops_http
-        runners.append(await ops_http.start(runtime.store, args.metrics, ServeConsumer(server)))
+        runners.append(await ops_http.start(runtime.store, args.metrics, ServeConsumer(server),
+                                            extra=[DoorTables(runtime.store)]))
         log.info("health and metrics on http://%s:%s/healthz and /metrics", *runners[-1].addresses[0][:2])
 
 

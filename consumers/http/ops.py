@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import orjson
 from aiohttp import web
+from prometheus_client.registry import Collector
 from eventsourcing.persistence import PersistenceError
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -44,8 +45,9 @@ def consumer_check(consumer: Consumer) -> Check:
     return check
 
 
-def add_routes(app: web.Application, store: Store, consumer: Consumer | None = None) -> None:
-    metrics = Metrics(store, consumer)
+def add_routes(app: web.Application, store: Store, consumer: Consumer | None = None,
+               extra: Sequence[Collector] = ()) -> None:
+    metrics = Metrics(store, consumer, extra)
     checks = [database_check(store)] + ([consumer_check(consumer)] if consumer is not None else [])
 
     async def healthz(request: web.Request) -> web.Response:
@@ -66,9 +68,10 @@ def add_routes(app: web.Application, store: Store, consumer: Consumer | None = N
     app.router.add_get("/metrics", scrape)
 
 
-async def start(store: Store, listen: str, consumer: Consumer | None = None) -> web.AppRunner:
+async def start(store: Store, listen: str, consumer: Consumer | None = None,
+                extra: Sequence[Collector] = ()) -> web.AppRunner:
     """`ledger serve --metrics`: /healthz and /metrics alone on `listen`; the caller awaits
     `runner.cleanup()`."""
     app = web.Application()
-    add_routes(app, store, consumer)
+    add_routes(app, store, consumer, extra)
     return await start_site(app, listen)

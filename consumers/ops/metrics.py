@@ -2,9 +2,10 @@
 
 Counted as they happen, in this process: every outcome by door, status and reason, and each
 batch's size and time, from the one write path (`ledger.observe`, which `Ledger` calls for
-every door alike). Read at each scrape, from the database: how far the log has gone, how far
-behind the projections and the event relay are, how many outbox rows wait for the broker.
-And for `ledger serve`, from its consumer: the partitions it holds and the lag of each.
+every door alike). Read at each scrape, from the database: how far the log has gone and how
+far behind the projections are. And for `ledger serve`, from its consumer: the partitions it
+holds and the lag of each, and what its door adds (consumers/kafka/serve_consumer.py: the
+relay's lag, the outbox's depth), so this room knows no door.
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from prometheus_client import (CollectorRegistry, Counter, Histogram, ProcessCol
                                generate_latest)
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -73,7 +74,7 @@ class LogCollector(Collector):
         except SQLAlchemyError as exc:
             log.warning("metrics: the database did not answer: %s", str(exc).splitlines()[0])
             return
-        position, projected, relayed, outbox_rows = found
+        position, projected = found
         yield GaugeMetricFamily("ledger_log_position", "The last position in the event log", value=position)
         if projected is not None:
             from projections.projector import PROJECTIONS
@@ -83,47 +84,21 @@ class LogCollector(Collector):
             for p in PROJECTIONS:
                 lag.add_metric([p.__name__.rsplit(".", 1)[-1]], max(0, position - projected))
             yield lag
-        if relayed:
-            lag = GaugeMetricFamily("ledger_relay_lag_events", "Events in the log not yet published to the topic",
-                                    labels=["topic"])
-            for topic, at in relayed:
-                lag.add_metric([topic], max(0, position - at))
-            yield lag
-        if outbox_rows is not None:
-            yield GaugeMetricFamily("ledger_outbox_depth", "Outbox rows (one a partition's batch) committed but not "
-                                    "yet published to Kafka", value=outbox_rows)
 
-    def _read(self, engine: Engine) -> tuple[int, int | None, list[tuple[str, int]], int | None]:
+    def _read(self, engine: Engine) -> tuple[int, int | None]:
         from projections.projector import tracker_name, tracking
 
         position = self.store.max_position()
-        projected = _scalar(engine, select(tracking.c.position).where(tracking.c.name == tracker_name))
-        relayed, outbox_rows = None, None
-        kafka = _kafka_tables()
-        if kafka is not None:
-            outbox, relay_positions = kafka
-            relayed = _rows(engine, select(relay_positions.c.name, relay_positions.c.position))
-            outbox_rows = _scalar(engine, select(func.count()).select_from(outbox))
-        return position, projected, relayed or [], outbox_rows
+        return position, scalar(engine, select(tracking.c.position).where(tracking.c.name == tracker_name))
 
 
-def _kafka_tables() -> tuple[Any, Any] | None:
-    """The Kafka door's outbox and relay tables, or None where its library is not installed
-    (`ledger web` or `ledger webhook` with the web extra alone: no serve runs from this install)."""
-    try:
-        from consumers.kafka.outbox import outbox
-        from consumers.kafka.relay import relay_positions
-    except ImportError:
-        return None
-    return outbox, relay_positions
+def scalar(engine: Engine, statement) -> Any:
+    """The first column of the first row, or None (no row, or no table)."""
+    found = rows(engine, statement)
+    return found[0][0] if found else None
 
 
-def _scalar(engine: Engine, statement) -> Any:
-    rows = _rows(engine, statement)
-    return rows[0][0] if rows else None
-
-
-def _rows(engine: Engine, statement) -> list[tuple] | None:
+def rows(engine: Engine, statement) -> list[tuple] | None:
     """The rows, or None when the table is not there (each query on its own connection: on
     PostgreSQL a failed one would spoil the transaction for the next)."""
     try:
@@ -159,7 +134,7 @@ class ConsumerCollector(Collector):
 class Metrics:
     """One site's registry: the process's counters, its resources, the log and maybe a consumer."""
 
-    def __init__(self, store: Store, consumer: Consumer | None = None):
+    def __init__(self, store: Store, consumer: Consumer | None = None, extra: Sequence[Collector] = ()):
         disable_created_metrics()  # a `_created` timestamp per series is noise to every scraper but OpenMetrics'
         self.registry = CollectorRegistry(auto_describe=False)
         for metric in (commands, batch_size, batch_seconds):
@@ -168,6 +143,8 @@ class Metrics:
         self.registry.register(LogCollector(store))
         if consumer is not None:
             self.registry.register(ConsumerCollector(consumer))
+        for collector in extra:  # a door's own gauges
+            self.registry.register(collector)
 
     def render(self) -> bytes:
         """The text a scrape gets. Blocking (the database): call it off the event loop."""

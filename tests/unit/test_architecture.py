@@ -2,7 +2,7 @@
 the layers: commands <- ledger <- projections <- consumers."""
 from pathlib import Path
 
-from bench.architecture import doc_path, edges, impure, render, room, stored, two_way, upward
+from bench.architecture import cycles, doc_path, edges, impure, render, room, stored, upward
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -89,8 +89,8 @@ def test_inside_ledger_the_store_may_not_import_the_runtime(tmp_path):
     assert upward(found) == [("ledger/store", "ledger")]
 
 
-def test_no_two_rooms_import_each_other():
-    assert two_way(edges(ROOT)) == []
+def test_no_rooms_import_one_another_round_a_cycle():
+    assert cycles(edges(ROOT)) == []
 
 
 def test_two_rooms_importing_each_other_are_found(tmp_path):
@@ -101,4 +101,17 @@ def test_two_rooms_importing_each_other_are_found(tmp_path):
     _write(tmp_path, "consumers/kafka/topics.py", "")
     _write(tmp_path, "consumers/kafka/consumer.py", "from consumers.projecting import Projections\n")
     # when / then
-    assert two_way(edges(tmp_path)) == [("consumers", "consumers/kafka")]
+    assert cycles(edges(tmp_path)) == [["consumers", "consumers/kafka"]]
+
+
+def test_a_cycle_through_three_rooms_is_found(tmp_path):
+    # given: the shared runtime imports ops, ops imports the Kafka door, the Kafka door imports the runtime
+    _write(tmp_path, "consumers/__init__.py", "")
+    _write(tmp_path, "consumers/runtime.py", "from consumers.ops.metrics import Metrics\n")
+    _write(tmp_path, "consumers/ops/__init__.py", "")
+    _write(tmp_path, "consumers/ops/metrics.py", "from consumers.kafka.outbox import outbox\n")
+    _write(tmp_path, "consumers/kafka/__init__.py", "")
+    _write(tmp_path, "consumers/kafka/outbox.py", "")
+    _write(tmp_path, "consumers/kafka/writer.py", "from consumers.runtime import Runtime\n")
+    # when / then: one cycle of three rooms, though no two of them import each other
+    assert cycles(edges(tmp_path)) == [["consumers", "consumers/kafka", "consumers/ops"]]
