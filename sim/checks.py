@@ -8,11 +8,10 @@ from collections import Counter
 from typing import Any
 
 from aiokafka import TopicPartition
-from sqlalchemy import text
 
 from consumers.kafka import outbox
 from consumers.kafka.topics import SOURCE_HEADER
-from ledger.store import chain_verify
+from ledger.store import chain_verify, sql
 from ledger.store.chain import GENESIS
 from ledger.core import events as ev
 from ledger.core.state import BusinessState
@@ -23,8 +22,8 @@ from sim.cluster import GROUP, PARTITIONS
 from sim.model import Expected, Model
 from sim.replaying import Replaying
 
-# The offsets the door stored, read as they are each writing step (the product's reader builds its query per call).
-_APPLIED = text('SELECT topic, "partition", "offset" FROM ledger_kafka_offsets WHERE group_id = :group')
+# The offsets the door stored, read as they are each writing step: the driver's tuples, no result object.
+_APPLIED = 'SELECT topic, "partition", "offset" FROM ledger_kafka_offsets WHERE group_id = ?'
 
 _SHELLS = (ev.PaymentLinkRequested, ev.PaymentLinkFailed)
 # Each step verifies what it wrote (chain_verify.verify_gained); the whole log is verified again
@@ -165,8 +164,8 @@ class Checks:
         when an applied offset has no published outcome: after a writer died between its commit
         and its publish)."""
         owed: set[tuple[str, int, int]] | None = None
-        with self.store.engine.connect() as conn:
-            applied = conn.execute(_APPLIED, {"group": GROUP}).all()
+        with sql.reading(self.store.engine) as conn:
+            applied = sql.query(conn, _APPLIED, (GROUP,))
         for topic, partition, offset in applied:
             tp = TopicPartition(topic, partition)
             # Offsets answered (published) stay answered: each step looks from the first not known so.
