@@ -72,8 +72,8 @@ browser:
 screenshots: $(STAMP) browser
 	LEDGER_SCREENSHOT_DIR=docs $(BIN)/pytest tests/e2e/test_web_browser.py
 
-# The simulation's fixed seeds (docs/sim.md): SIM_SEEDS x SIM_STEPS, on both cores (about two
-# and a half minutes on a quiet machine); `make test` runs it after the tests. A failure prints its seed and
+# The simulation's fixed seeds (docs/sim.md): SIM_SEEDS x SIM_STEPS, on both cores (about a
+# minute and a half on a quiet machine, projected); `make test` runs it after the tests. A failure prints its seed and
 # its step: `python -m sim --seed S` shrinks it to a test by hand.
 SIM_SEEDS ?= 200
 SIM_STEPS ?= 1000
