@@ -43,6 +43,12 @@ def available(store: Store, sku: str, business: str = "shop-1") -> int:
     return store.load(business).products[sku].available
 
 
+def an_order(ledger: Ledger, rice: int = 1) -> str:
+    """An order of `rice` bags for cust-1 of `a_shop`: its order_id."""
+    [placed] = agent(ledger, order("cust-1", [line("rice", rice)]))
+    return placed["order_id"]
+
+
 def an_order_with_a_link(ledger: Ledger, rice: int = 2, credit_limit: int = CREDIT_LIMIT) -> tuple[str, dict[str, Any]]:
     """`a_shop`, an order of `rice` bags for cust-1, and its payment link: (order_id, payment_link)."""
     a_shop(ledger, credit_limit=credit_limit)

@@ -35,9 +35,9 @@ def stream(conn: Connection, t: Table, business_id: str | None, after_version: i
     through the driver's cursor and decoded a page at a time."""
     statement = (f'SELECT originator_version, topic, state FROM "{t.name}" WHERE originator_id = ?'
                  f" AND originator_version > ? ORDER BY originator_version LIMIT {notifications_page_max}")
-    stream = sql.uuid_value(conn)(stream_id(business_id))
+    key = sql.uuid_value(conn)(stream_id(business_id))
     while True:
-        page = [(r[0], r[1], bytes(r[2])) for r in sql.query(conn, statement, (stream, after_version))]
+        page = [(r[0], r[1], bytes(r[2])) for r in sql.query(conn, statement, (key, after_version))]
         yield from codec.decode_page(page)
         if len(page) < notifications_page_max:
             return

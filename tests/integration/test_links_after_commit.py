@@ -15,7 +15,7 @@ import pytest
 
 from ledger.service import Ledger
 from tests.builders import command, known, line, order, payment_link, raw
-from tests.given import a_shop, agent, appended, owner, types
+from tests.given import a_shop, agent, an_order, appended, owner, types
 from tests.providers import Crash, CountingProvider
 
 thread_wait_s = 60  # only so a broken run fails instead of hanging
@@ -31,11 +31,6 @@ def shop(store, provider) -> Ledger:
     ledger = Ledger(store, provider)
     a_shop(ledger)
     return ledger
-
-
-def an_order(ledger: Ledger) -> str:
-    [placed] = agent(ledger, order("cust-1", [line("rice", 1)]))
-    return placed["order_id"]
 
 
 def test_the_link_owed_is_written_before_the_provider_is_asked_and_its_url_after(shop, store, provider):

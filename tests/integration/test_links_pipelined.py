@@ -11,7 +11,7 @@ import pytest
 from ledger.service import Ledger
 from ledger.store.database import Store
 from tests.builders import line, order, payment_link, raw
-from tests.given import a_shop, agent, types
+from tests.given import a_shop, agent, an_order, types
 from tests.providers import CountingProvider
 
 wait_s_max = 60  # only so a broken run fails instead of hanging
@@ -29,11 +29,6 @@ def shop(store, provider) -> Ledger:
     ledger = Ledger(store, provider)
     a_shop(ledger)
     return ledger
-
-
-def an_order(ledger: Ledger) -> str:
-    [placed] = agent(ledger, order("cust-1", [line("rice", 1)]))
-    return placed["order_id"]
 
 
 def streamed(ledger: Ledger, *batches: list[dict]) -> list[list[dict]]:

@@ -15,7 +15,7 @@ from ledger.providers.stripe import StripeProvider
 from ledger.service import Ledger
 from tests.builders import command, known, line, order, payment_link, raw
 from tests.fake_provider import SECRET, WEBHOOK_SECRET, FakeProvider, stripe_signature
-from tests.given import a_shop, agent, owner
+from tests.given import a_shop, agent, an_order, owner
 from tests.integration.test_links_after_commit import CrashBeforeTheUrlIsRecorded
 from tests.providers import Crash
 
@@ -49,11 +49,6 @@ def shop(request, store, fake) -> Ledger:
     a_shop(ledger)
     owner(ledger, command("SetCurrency", {"currency": known("NGN")}))
     return ledger
-
-
-def an_order(ledger: Ledger) -> str:
-    [placed] = agent(ledger, order("cust-1", [line("rice", 1)]))
-    return placed["order_id"]
 
 
 def a_link(ledger: Ledger) -> dict:
