@@ -3,7 +3,7 @@
     .venv/bin/python -m bench [--full] [--only NAME[,NAME...]] [--rounds N] [--pg-admin URL]
 
 Each target runs as its own process (bench.serve, bench.anchor, bench.latency, bench.replay,
-bench.memory, bench.process, bench.naive, bench.history, bench.takeover), the broker started
+bench.memory, bench.process, bench.naive, bench.history, bench.takeover, bench.links), the broker started
 as the tests do. Every speed row is a ratio to a baseline measured in the same run, in CPU a
 command where the wall clock would measure the machine (issue 33: bench.anchor, a plain
 batched eventsourcing pipeline, over Kafka and in process; the replay's bare I/O; the
@@ -203,6 +203,25 @@ def whatif(b: Bench) -> list[Row]:
                 f"{growth:+.0%}", "within 10%, every outcome as recorded", abs(growth) <= 0.10 and unchanged)]
 
 
+def _links_row(b: Bench, backend: str, db: str | None = None) -> Row:
+    """`ledger serve` with 5% payment links made by the Paystack adapter on the fake provider
+    answering in 200 ms, against the sandbox's links, the same commands, in turns (issue 31:
+    within 10%)."""
+    r = b.run("links", "--door", "serve", "--commands", str(b.sizes.serve_commands), "--links-percent", "5",
+              "--provider-ms", "200", "--rounds", str(b.rounds), *(["--db", db] if db else []))
+    pairs = Rounds()
+    for p in r["pairs"]:
+        pairs.add(p["paystack_commands_per_s"], p["sandbox_commands_per_s"], p["paystack_cpu_us_per_command"],
+                  p["sandbox_cpu_us_per_command"])
+    return pairs.row(f"serve, 5% payment links, Paystack on a fake at 200 ms, {backend}, {b.sizes.serve_commands:,} cmds",
+                     "sandbox's links", 0.9)
+
+
+def links(b: Bench) -> list[Row]:
+    with b.pg_database() as db:
+        return [_links_row(b, "SQLite"), _links_row(b, "PostgreSQL", db)]
+
+
 def history(b: Bench) -> list[Row]:
     """A business of --events against one of 10 (issue 33)."""
     from bench.history import table_rows
@@ -217,7 +236,7 @@ def takeover(b: Bench) -> list[Row]:
 
 TARGETS: dict[str, Callable[[Bench], list[Row]]] = {
     "serve": serve_sqlite, "serve-pg": serve_pg, "latency": latency, "replay": replay, "memory": memory,
-    "process": process, "whatif": whatif, "history": history, "takeover": takeover}
+    "process": process, "whatif": whatif, "history": history, "takeover": takeover, "links": links}
 
 
 def main(argv: list[str] | None = None) -> int:

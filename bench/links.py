@@ -1,8 +1,10 @@
-"""`ledger process` with payment links: the sandbox against a real adapter (Paystack's) on
-the local fake provider answering each call in --provider-ms, for a mix with --links-percent
-of payment links (the rest orders that go through).
+"""`ledger process` (or, with --door serve, `ledger serve`: bench/links_serve.py) with payment
+links: the sandbox against a real adapter (Paystack's) on the local fake provider answering
+each call in --provider-ms, for a mix with --links-percent of payment links (the rest orders
+that go through).
 
     python -m bench.links --commands 10000 --links-percent 5 --provider-ms 200
+    python -m bench.links --door serve --commands 20000 --links-percent 5 --provider-ms 200 [--rounds N] [--db URL]
 
 The shop and the orders the links are for are written first and not timed; then one
 `ledger process` is timed per provider, from start to exit, on a copy of the same database.
@@ -55,12 +57,20 @@ def _order(i: int, run: str) -> dict:
         "customer_id": _fact(f"cust-{i % 50}"), "lines": _fact([{"sku": f"sku-{i % 20}", "quantity": 1}])}), i)
 
 
-def main() -> None:
+def main() -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--commands", type=int, default=10_000)
     p.add_argument("--links-percent", type=float, default=5.0)
     p.add_argument("--provider-ms", type=int, default=200)
+    p.add_argument("--door", choices=["process", "serve"], default="process")
+    p.add_argument("--rounds", type=int, default=1, help="serve: sandbox and Paystack this many times each, in turns")
+    p.add_argument("--db", help="serve: SQLAlchemy URL (default: a fresh SQLite file a run)")
     args = p.parse_args()
+    if args.door == "serve":
+        from bench import links_serve
+        return links_serve.main(args)
+    if args.db:
+        p.error("--db: the process door runs on SQLite copies of one file")
     from tests.fake_provider import SECRET, FakeProvider
 
     links = int(args.commands * args.links_percent / 100)
@@ -93,7 +103,8 @@ def main() -> None:
     finally:
         fake.stop()
         shutil.rmtree(work)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
