@@ -7,9 +7,10 @@ first; a log that already holds events is measured as it is. The baseline is the
 I/O and nothing else (issue 33): the log's rows read as the replay reads them (`Store.rows`,
 the same pages, not decoded), then the rows the replay wrote, read back beforehand and
 untimed, inserted into empty tables of the same columns and keys in one transaction with the
-same driver and call (`sql.insert`: executemany on SQLite, binary COPY on PostgreSQL). Both
-are timed in this process, wall and CPU; on PostgreSQL the server's backends' CPU is added to
-each (the inserts are the server's work). Prints one JSON line; the row's ratio is in CPU,
+same driver and call (`sql.insert`: executemany on SQLite, binary COPY on PostgreSQL), and the
+tables' indexes (their keys' and the pages') built after the inserts, as the replay builds
+them. Both are timed in this process, wall and CPU; on PostgreSQL the server's backends' CPU
+is added to each (the inserts are the server's work). Prints one JSON line; the row's ratio is in CPU,
 which a shared machine's other work stretches less than the wall clock.
 """
 from __future__ import annotations
@@ -21,7 +22,7 @@ import time
 from pathlib import Path
 
 import orjson
-from sqlalchemy import MetaData, Table
+from sqlalchemy import Index, MetaData, Table
 from sqlalchemy.schema import CreateTable
 
 from bench import synthetic
@@ -51,9 +52,13 @@ def written(store: Store) -> Rows:
 
 
 def _twins(rows: Rows) -> dict[Table, Table]:
-    """For each table, an empty one named bare_NAME of the same columns and primary key."""
+    """For each table, an empty one named bare_NAME of the same columns, primary key and indexes."""
     twins = MetaData()
-    return {t: Table(f"bare_{t.name}", twins, *(c._copy() for c in t.columns)) for t in rows}
+    found = {t: Table(f"bare_{t.name}", twins, *(c._copy() for c in t.columns)) for t in rows}
+    for table, twin in found.items():
+        for index in table.indexes:
+            Index(f"bare_{index.name}", *(twin.c[c.name] for c in index.columns), unique=index.unique)
+    return found
 
 
 def bare_io(store: Store, rows: Rows) -> int:
@@ -64,6 +69,9 @@ def bare_io(store: Store, rows: Rows) -> int:
         for table, twin in twins.items():
             conn.execute(CreateTable(twin))
             sql.insert(conn, twin.name, table.info["columns"], rows[table], table.info["pg_types"])
+        for twin in twins.values():  # after the inserts, as the replay builds them
+            for index in twin.indexes:
+                index.create(conn)
     return events
 
 
