@@ -27,7 +27,7 @@ from ledger.store.database import Store
 from projections import blocks, businesses, checksum, escalations, intents, log_pages, orders
 from projections import paging  # noqa: F401  the indexes people's pages page over, created with the tables'
 from projections.log_pages import Entry
-from projections.rows import Int64, View, metadata
+from projections.rows import Fresh, Int64, View, metadata
 
 log = logging.getLogger("ledger.projections")
 
@@ -178,7 +178,7 @@ class Projector:
     def _rebuild(self, until: int | None, progress: Progress | None, digest: bool = True) -> Replayed:
         self._kept = None
         applied = last = flushed = 0
-        view = View(TABLES, complete=True)  # the tables start empty: nothing to read back
+        view: View = Fresh(TABLES)  # the tables start empty: nothing to read back
         indexed = False
         # The rows hashed as they are written, while each is written once; else read back at the end.
         hashed: checksum.Digest | None = checksum.Digest(TABLES) if digest else None

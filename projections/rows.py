@@ -163,6 +163,28 @@ class View:
             self.appended[table] = []
 
 
+class Fresh(View):
+    """A rebuild's view, over tables it just emptied: `complete`, and every row in it is new,
+    so all of them are written, once, in the order first put. `put` only keeps the row (no
+    dirty set: a replay puts ~280,000 times). A flush that writes the kept rows is its last:
+    the view is spent, and any later `get` or `put` fails rather than miss them."""
+
+    def __init__(self, tables: Iterable[Table]) -> None:
+        super().__init__(tables, complete=True)
+
+    # perf: bench.replay 200k (docs/bench.md, issue 33): the fold without the dirty set.
+    def put(self, table: Table, key: Key, row: Row) -> None:
+        self.rows[table][key] = row
+
+    def flush(self, conn: Connection, kept: bool = True,
+              written: Callable[[Table, list[Row]], None] | None = None) -> None:
+        if kept:
+            for table, rows in self.rows.items():
+                self.appended[table][:0] = rows.values()  # kept rows first, as `View.flush` writes them
+            self.rows = {}
+        super().flush(conn, kept=False, written=written)
+
+
 def insert(conn: Connection, table: Table, rows: list[Row]) -> None:
     """Bulk insert below SQLAlchemy's per-row parameter handling, which cost more than the fold."""
     sql.insert(conn, table.name, table.info["columns"], rows, table.info["pg_types"])
