@@ -16,13 +16,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import enum
+import time
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from consumers import agent_door, owner_door
 from consumers.follow import Follower
 from consumers.projecting import Projections, RelayTarget
-from ledger import bulk
+from ledger import bulk, observe
+from ledger.batch import Item, Made, Waiting
 from ledger.core.outcome import Outcome
 from ledger.providers.base import PaymentProvider
 from ledger.service import Extra, Handled, Ledger, Raw
@@ -99,6 +101,34 @@ class Runtime:
         finally:
             handled_batches.close()
 
+    def ahead(self, raws: Sequence[Raw], door: str, principal: Principal | list[Principal], *,
+              extra: Extra, waiting: Waiting) -> Handled:
+        """A pipelined batch's first round (`Ledger.ahead`): every decision written with `extra`'s
+        statements, but the payment links held for the provider's answer (`Handled.holds`, their
+        outcomes None) and the inputs `waiting` holds behind earlier batches' links."""
+        started = time.perf_counter()
+        with self._pause():
+            items = self._admitted(raws, door, principal)
+            handled = self._delivered(self.ledger.ahead(items, raws, waiting, extra), None)
+        observe.decided(door, [out for out in handled.outcomes if out is not None], time.perf_counter() - started)
+        return handled
+
+    def settle(self, held: Sequence[Item], raws: Sequence[Raw], made: dict[str, Made], door: str, *,
+               extra: Extra, started: float) -> Handled:
+        """A first round's held inputs (admitted then) decided with the provider's answers and
+        written with `extra`'s statements; counted as decided `started` (a perf_counter)."""
+        with self._pause():
+            handled = self._delivered(self.ledger.settle(held, raws, made, extra), None)
+        observe.decided(door, handled.outcomes, time.perf_counter() - started)
+        return handled
+
+    def recover(self, raws: Sequence[Raw], door: str, *, extra: Extra) -> Handled:
+        """Inputs a process held for the provider's answer and did not settle before it ended
+        (their first round was written, so their tokens were checked then): decided again,
+        their links asked for by the same references, and written with `extra`'s statements."""
+        with self._pause():
+            return self._delivered(self.ledger.handle(raws, door, extra), None)
+
     def _delivered(self, handled: Handled, answer: Callable[[Handled], Any] | None) -> Any:
         """The batch's outcomes delivered, then the followers; inside the batch's collector pause."""
         answered = answer(handled) if answer is not None else handled
@@ -110,13 +140,18 @@ class Runtime:
 
     def _decide(self, raws: Sequence[Raw], door: str, principal: Principal | list[Principal],
                 extra: Extra | None) -> Handled:
+        if door not in self.keys:
+            return self.ledger.handle(raws, door, extra)
+        return self.ledger.handle_items(self._admitted(raws, door, principal), raws, door, extra)
+
+    def _admitted(self, raws: Sequence[Raw], door: str, principal: Principal | list[Principal]) -> list[Item]:
+        """Each input read at `door`, checked against its token where the door's are checked."""
         keys = self.keys.get(door)
         if keys is None:
-            return self.ledger.handle(raws, door, extra)
+            return self.ledger.read(raws, door)
         tokens = principal if isinstance(principal, list) else [principal] * len(raws)
         assert len(tokens) == len(raws), "one token an input, or one for the batch"
-        items = _ADMIT[door](keys, list(zip(tokens, raws)))
-        return self.ledger.handle_items(items, raws, door, extra)
+        return _ADMIT[door](keys, list(zip(tokens, raws)))
 
     def _pause(self) -> Any:
         return bulk.paused() if self.collector is not Collector.untouched else contextlib.nullcontext()

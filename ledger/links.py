@@ -116,7 +116,8 @@ def pipelined(ledger: Ledger, batches: Iterable[Sequence[Raw]], door: str) -> Ge
     try:
         for raws in batches:
             started = time.perf_counter()
-            first = ledger.ahead(ledger.read(raws, door), raws, _waiting(ahead))
+            waiting = waiting_for(hold for batch in ahead for hold in batch.first.holds)
+            first = ledger.ahead(ledger.read(raws, door), raws, waiting)
             ahead.append(_Ahead(raws, first, asking.start(first.holds), started))
             while ahead and (len(ahead) > batches_ahead_max or ahead[0].ready()):
                 yield _settled(ledger, asking, ahead.popleft(), door)
@@ -126,8 +127,9 @@ def pipelined(ledger: Ledger, batches: Iterable[Sequence[Raw]], door: str) -> Ge
         asking.close()
 
 
-def _waiting(ahead: Iterable[_Ahead]) -> Waiting:
-    holds = [hold for batch in ahead for hold in batch.first.holds]
+def waiting_for(holds: Iterable[Hold]) -> Waiting:
+    """What inputs of later batches wait for: these holds' commands and the orders of their links."""
+    holds = list(holds)
     return Waiting(frozenset(hold.key for hold in holds),
                    frozenset(order for hold in holds if (order := link_order(hold.item)) is not None))
 

@@ -120,18 +120,21 @@ class Ledger:
             handled = dataclasses.replace(handled, written=asked_first + handled.written)
         return handled
 
-    def ahead(self, items: Sequence[Item], raws: Sequence[Raw], waiting: Waiting) -> Handled:
+    def ahead(self, items: Sequence[Item], raws: Sequence[Raw], waiting: Waiting, extra: Extra | None = None) -> Handled:
         """A batch's first round in a pipeline: every decision written, with the links owed
         (`PaymentLinkRequested`), except the inputs held for the provider's answer (their
-        outcomes None) and those `waiting` says wait on earlier batches' holds."""
+        outcomes None, also in what `extra` is given) and those `waiting` says wait on earlier
+        batches' holds."""
         with self._lock:
-            return self._handle(items, raws, None, waiting=waiting)
+            return self._handle(items, raws, extra, waiting=waiting)
 
-    def settle(self, held: Sequence[Item], raws: Sequence[Raw], made: dict[str, Made]) -> Handled:
-        """A pipelined batch's held inputs decided with the provider's answers and written."""
+    def settle(self, held: Sequence[Item], raws: Sequence[Raw], made: dict[str, Made],
+               extra: Extra | None = None) -> Handled:
+        """A pipelined batch's held inputs decided with the provider's answers and written
+        (with `extra`'s statements, asked of the round that writes their outcomes)."""
         with self._lock:
-            handled = self._handle(held, raws, None, made)
-        return self._answered(handled, held, raws, None, made)
+            handled = self._handle(held, raws, extra, made)
+        return self._answered(handled, held, raws, extra, made)
 
     def read(self, raws: Sequence[Raw], door: str) -> list[Parsed | NotPermitted | Rejection]:
         """Each raw input parsed at `door` (one a door could not read passes as its Rejection)."""

@@ -54,7 +54,8 @@ class Serve:
     """`ledger serve` as a subprocess, stopped by SIGTERM or killed by SIGKILL, by its PID."""
 
     def __init__(self, bootstrap: str, db: str, topics: Topics, group: str, log_dir: Path, name: str = "serve",
-                 options: Iterable[str] = (), tokens: bool = False, owners: bool = False):
+                 options: Iterable[str] = (), tokens: bool = False, owners: bool = False,
+                 env: dict[str, str] | None = None):
         # Without `tokens` the agent door is open, without `owners` the owner's: most tests are
         # about something else than identity (tests/e2e/test_kafka_agent_door.py,
         # test_kafka_owner_door.py and a few others check tokens).
@@ -62,13 +63,14 @@ class Serve:
                      "--session-timeout-ms", str(session_timeout_ms), *topic_args(topics), *options,
                      *([] if tokens else ["--open-agent-door"]), *([] if owners else ["--open-owner-door"])]
         self.log_dir, self.name, self.runs = log_dir, name, 0
+        self.env = {**os.environ, **env} if env else None
         self.proc: subprocess.Popen | None = None
 
     def start(self) -> "Serve":
         self.runs += 1
         self.log = self.log_dir / f"{self.name}-{self.runs}.log"
         with open(self.log, "wb") as out:
-            self.proc = subprocess.Popen(self.argv, stdout=out, stderr=subprocess.STDOUT)
+            self.proc = subprocess.Popen(self.argv, stdout=out, stderr=subprocess.STDOUT, env=self.env)
         return self
 
     def kill(self) -> None:

@@ -80,9 +80,11 @@ class Server:
         assert self.producer is not None
         tasks = [asyncio.create_task(self.runtime.follow(stop)),
                  asyncio.create_task(self.publisher.run(self.producer, stop))]
+        settling = asyncio.create_task(self._settle_answered())
         try:
             await self._consume()
         finally:
+            settling.cancel()
             await self._finish(tasks)
 
     async def _connect(self) -> bool:
@@ -120,6 +122,18 @@ class Server:
             if commits.due():
                 await self.commit_kafka()
             stats.tick(self.writer.applied_count)
+        async with self.busy:  # the batches in hand: their payment links answered too
+            if not await self.writer.settle(self.stop) and self.unfinished is None:
+                self.unfinished = f"stopped with {self.writer.held_count()} payment link commands held"
+
+    async def _settle_answered(self) -> None:
+        """Whenever the provider has answered the oldest batch's links: its held commands
+        decided and written, without waiting for the next poll."""
+        while not self.stop.is_set():
+            await self.writer.answered()
+            async with self.busy:
+                if not await self.writer.settle(self.stop, answered_only=True):
+                    return  # stopping: `_consume` says what was left
 
     async def _poll(self) -> dict[TopicPartition, list[ConsumerRecord]]:
         assert self.consumer is not None

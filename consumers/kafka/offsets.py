@@ -81,6 +81,16 @@ _FENCED = text('UPDATE ledger_kafka_offsets SET "offset" = CASE WHEN "offset" = 
                ' fingerprint = :fingerprint WHERE group_id = :group AND topic = :topic AND "partition" = :partition')
 
 
+_STILL = text('UPDATE ledger_kafka_offsets SET "offset" = CASE WHEN "offset" = :seen THEN :seen ELSE NULL END'
+              ' WHERE group_id = :group AND topic = :topic AND "partition" = :partition')
+
+
+def still(group: str, tp: TopicPartition, seen: int) -> Bound:
+    """Leave the partition's stored offset at `seen`, or fail if it moved: the fence of a write
+    that consumes nothing new (answering commands held for the payment provider)."""
+    return Bound(_STILL, dict(group=group, topic=tp.topic, partition=tp.partition, seen=seen))
+
+
 def advance(group: str, seen: int | None, last: ConsumerRecord) -> Bound:
     """Move the partition's stored offset from `seen` (None: no row yet) to `last`'s, or fail."""
     values = dict(group=group, topic=last.topic, partition=last.partition, offset=last.offset,

@@ -152,6 +152,8 @@ _INSERT = text('INSERT INTO ledger_kafka_outbox (group_id, topic, "partition", "
                    bindparam("messages", type_=LargeBinary))  # its type once: each run gives only values
 _FORGET = text('DELETE FROM ledger_kafka_outbox'
                ' WHERE group_id = :group AND topic = :topic AND "partition" = :partition AND "offset" <= :upto')
+_FORGET_ROW = text('DELETE FROM ledger_kafka_outbox'
+                   ' WHERE group_id = :group AND topic = :topic AND "partition" = :partition AND "offset" = :offset')
 
 
 def insert(group: str, entries: Sequence[Owed]) -> list[Bound]:
@@ -160,9 +162,16 @@ def insert(group: str, entries: Sequence[Owed]) -> list[Bound]:
 
 
 def forget(group: str, published: Mapping[TopicPartition, int]) -> list[Bound]:
-    """Delete what has been published: each partition's rows up to an offset."""
+    """Delete each partition's rows up to an offset (all of them written before, all published)."""
     return [Bound(_FORGET, dict(group=group, topic=tp.topic, partition=tp.partition, upto=upto))
             for tp, upto in published.items()]
+
+
+def forget_rows(group: str, published: Mapping[TopicPartition, Iterable[int]]) -> list[Bound]:
+    """Delete these rows (published): by their keys, not up to an offset, as a row of a command
+    held for the payment provider (held.py) is written after rows of later offsets."""
+    return [Bound(_FORGET_ROW, dict(group=group, topic=tp.topic, partition=tp.partition, offset=offset))
+            for tp, rows in published.items() for offset in rows]
 
 
 def pending(engine: Engine, group: str, partitions: Iterable[TopicPartition]) -> list[Owed]:
@@ -177,8 +186,9 @@ def pending(engine: Engine, group: str, partitions: Iterable[TopicPartition]) ->
         return [Owed(TopicPartition(t, p), o, _decode(m)) for t, p, o, m in conn.execute(query, values)]
 
 
-async def publish(producer: AIOKafkaProducer, entries: Sequence[Owed]) -> dict[TopicPartition, int]:
-    """Send everything owed and wait until the broker has it all; returns the offsets now published.
+async def publish(producer: AIOKafkaProducer, entries: Sequence[Owed]) -> dict[TopicPartition, list[int]]:
+    """Send everything owed and wait until the broker has it all; returns the rows now published
+    (each partition's row keys).
 
     Each message goes to the partition number its command came from (topics have one partition
     count): keyed by `command_id`, outcomes would scatter over the partitions by their ids' hashes,
@@ -187,9 +197,9 @@ async def publish(producer: AIOKafkaProducer, entries: Sequence[Owed]) -> dict[T
     publish that is tried again repeats what the broker already had)."""
     await send_all(producer, (m for e in entries for m in e.messages),
                    (e.tp.partition for e in entries for _ in e.messages))
-    published: dict[TopicPartition, int] = {}
+    published: dict[TopicPartition, list[int]] = {}
     for e in entries:
-        published[e.tp] = max(published.get(e.tp, -1), e.offset)
+        published.setdefault(e.tp, []).append(e.offset)
     return published
 
 

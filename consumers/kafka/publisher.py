@@ -32,8 +32,8 @@ class Publisher:
         self._owed: asyncio.Queue[Sequence[outbox.Owed] | None] = asyncio.Queue(outbox_batches_max)
         self._open = True  # until `close`, or `run` ends: what is owed then stays in the outbox
         self._ended = False  # `run` has ended: nothing queued goes out any more
-        # Per partition: outbox rows up to this offset are published and may be deleted.
-        self.published: dict[TopicPartition, int] = {}
+        # Per partition: the outbox rows (their keys) published, which may be deleted.
+        self.published: dict[TopicPartition, set[int]] = {}
 
     async def owe(self, owed: Sequence[outbox.Owed]) -> bool:
         """Queue a committed batch's messages (waits while outbox_batches_max are queued);
@@ -54,8 +54,8 @@ class Publisher:
                                             should_retry=any_failure)
                 if done is None:
                     return  # stopped: the rows stay in the outbox for the next start
-                for tp, upto in done.items():
-                    self.published[tp] = max(self.published.get(tp, -1), upto)
+                for tp, rows in done.items():
+                    self.published.setdefault(tp, set()).update(rows)
                 self._owed.task_done()
                 self._after()
         finally:
@@ -85,18 +85,21 @@ class Publisher:
         await self._owed.join()
         return not self._ended
 
-    def deletable(self) -> dict[TopicPartition, int]:
+    def deletable(self) -> dict[TopicPartition, frozenset[int]]:
         """What may be deleted now: pass it to `deleted` once its statements committed."""
-        return dict(self.published)
+        return {tp: frozenset(rows) for tp, rows in self.published.items()}
 
-    def deleted(self, tidy: Mapping[TopicPartition, int]) -> None:
-        for tp, upto in tidy.items():
-            if self.published.get(tp) == upto:
-                del self.published[tp]
+    def deleted(self, tidy: Mapping[TopicPartition, frozenset[int]]) -> None:
+        for tp, rows in tidy.items():
+            left = self.published.get(tp)
+            if left is not None:
+                left -= rows
+                if not left:
+                    del self.published[tp]
 
-    def forget(self, tidy: Mapping[TopicPartition, int]) -> list:
+    def forget(self, tidy: Mapping[TopicPartition, frozenset[int]]) -> list:
         """The statements that delete the published rows of `deletable()`."""
-        return outbox.forget(self.group, tidy)
+        return outbox.forget_rows(self.group, tidy)
 
     async def tidy(self) -> None:
         """Idle: delete published outbox rows now instead of with the next batch."""
@@ -114,10 +117,13 @@ class Publisher:
         """The partition was recreated: what its old messages owe goes out, then every row of it goes."""
         if not await self.drained():
             return  # stopping: the rows stay, and go out from the partition's next owner
-        await asyncio.to_thread(self._delete, {tp: offset_max})
+        await asyncio.to_thread(self._run, outbox.forget(self.group, {tp: offset_max}))
         self.published.pop(tp, None)
 
-    def _delete(self, tidy: Mapping[TopicPartition, int]) -> None:
+    def _delete(self, tidy: Mapping[TopicPartition, frozenset[int]]) -> None:
+        self._run(outbox.forget_rows(self.group, tidy))
+
+    def _run(self, statements: list) -> None:
         with self.store.engine.begin() as conn:
-            for statement in outbox.forget(self.group, tidy):
+            for statement in statements:
                 execute(conn, statement)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from aiokafka import ConsumerRebalanceListener, TopicPartition
 
+from consumers.kafka import held
 from consumers.kafka.progress import read_stored
 from ledger.retry import any_failure, retrying_async
 
@@ -28,7 +29,8 @@ class Rebalance(ConsumerRebalanceListener):
 
     async def on_partitions_revoked(self, revoked: set[TopicPartition]) -> None:
         s = self.server
-        async with s.busy:  # the batch in hand is applied first
+        async with s.busy:  # the batch in hand is applied first, its payment links answered too
+            await s.writer.settle(s.stop)
             await s.commit_kafka(revoked)
             s.progress.revoke(revoked)
         if revoked:
@@ -50,8 +52,21 @@ class Rebalance(ConsumerRebalanceListener):
                 log.info("publishing %d messages owed from before", count)
             else:
                 log.info("stopping: %d messages owed from before stay for the partitions' next owner", count)
+        await self._recover(assigned)
         if assigned:
             log.info("partitions assigned: %s", names(assigned))
+
+    async def _recover(self, assigned: set[TopicPartition]) -> None:
+        """Commands a process held for the payment provider and never answered: answered now,
+        before the partitions' new records (held.py)."""
+        s = self.server
+        rows = await retrying_async(lambda: asyncio.to_thread(held.pending, s.store.engine, s.config.group, assigned),
+                                    s.stop, "reading held commands", should_retry=any_failure)
+        if not rows:
+            return
+        log.info("answering %d payment link commands held from before", len(rows))
+        async with s.busy:
+            await s.writer.recover(rows, s.stop)
 
 
 def names(tps: Iterable[TopicPartition]) -> str:

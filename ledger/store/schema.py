@@ -18,7 +18,7 @@ from sqlalchemy.exc import OperationalError, ProgrammingError
 
 from ledger.store import sql
 
-HEAD = "0001"  # the newest revision in migrations/versions/ (tests/integration/test_schema.py holds them equal)
+HEAD = "0002"  # the newest revision in migrations/versions/ (tests/integration/test_schema.py holds them equal)
 _STORED = "SELECT version_num FROM alembic_version"  # Alembic's own table: one row, the revision
 
 

@@ -14,7 +14,7 @@ from sqlalchemy.engine import Engine
 
 from consumers.http import notify
 from consumers.http.web import links
-from consumers.kafka import offsets, outbox, relay
+from consumers.kafka import held, offsets, outbox, relay
 from ledger.store import (agents, chain, claims, kept_escalations, kept_orders, log_indexes, migrations, owners,
                           principals, schema, snapshots, sql, unsigned_webhooks)
 from ledger.store.database import Store, stream_id
@@ -25,7 +25,7 @@ from tests.inproc import ledger_main
 
 assert agents and owners  # their tables are on principals.metadata once imported
 DECLARED = (claims.metadata, kept_orders.metadata, kept_escalations.metadata, snapshots.metadata,
-            unsigned_webhooks.metadata, chain.metadata, principals.metadata, offsets.metadata, outbox.metadata,
+            unsigned_webhooks.metadata, chain.metadata, principals.metadata, offsets.metadata, outbox.metadata, held.metadata,
             relay.metadata, notify.metadata, links.metadata)
 LOG_INDEXES = {"ledger_events_command", "ledger_events_currency"}  # on an expression of the log: no Table declares them
 openers = 4
