@@ -1,5 +1,5 @@
 # The ledger as an image: `ledger serve` by default (see docker-compose.yml). Every door's extra is
-# installed (`all`: Kafka, PostgreSQL, the HTTP listeners with /metrics, MCP, the payment providers),
+# installed (`all`: Kafka, PostgreSQL, the HTTP listeners with /metrics, MCP),
 # so any subcommand runs, at the versions uv.lock names (`uv sync --frozen`: the lock as committed,
 # never re-resolved; `make lock` refreshes it).
 FROM python:3.11-slim

@@ -113,10 +113,8 @@ def open_runtime(args: argparse.Namespace, **options: Any) -> Runtime:
 
 def payment_provider() -> PaymentProvider:
     """The adapter `LEDGER_PAYMENT_PROVIDER` names; a bad configuration is a usage error."""
-    from ledger.providers.base import PaymentConfigError, provider_env, provider_from_env
+    from ledger.providers.base import PaymentConfigError, provider_from_env
 
-    if os.environ.get(provider_env, "sandbox") in ("paystack", "stripe"):
-        require("payments")
     try:
         return provider_from_env()
     except PaymentConfigError as exc:

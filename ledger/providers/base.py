@@ -126,7 +126,7 @@ providers = ("sandbox", "paystack", "stripe")
 
 def provider_from_env() -> PaymentProvider:
     """`LEDGER_PAYMENT_PROVIDER` picks the adapter; only the sandbox may fall back to a default
-    secret. A real one needs the `payments` extra (httpx) and its secret (`MissingSecret`)."""
+    secret. A real one needs its secret (`MissingSecret`)."""
     name = os.environ.get(provider_env, "sandbox")
     if name == "paystack":
         from ledger.providers.paystack import PaystackProvider

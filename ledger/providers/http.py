@@ -1,5 +1,6 @@
-"""What both adapters share: their configuration from the environment, one httpx client with
-the ledger's own timeout and no retries of its own, and failures as `ProviderUnavailable`.
+"""What both adapters share: their configuration from the environment, one HTTP client (the
+standard library's, its connections kept alive) with the ledger's own timeout and no retries
+of its own, and failures as `ProviderUnavailable`.
 
 Secrets stay in the client's headers: never in a message, a log line or the event log. A
 failure's message is one line naming the provider, the call and what came back (a status
@@ -7,12 +8,19 @@ and the provider's own `message`), nothing of the request.
 """
 from __future__ import annotations
 
-import logging
+import http.client
 import os
+import select
+import socket
+import ssl
+import threading
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlencode, urlsplit
+
+import orjson
 
 from ledger.providers.base import MissingSecret, PaymentConfigError, ProviderUnavailable, secret_env
 
@@ -21,9 +29,7 @@ timeout_env = "LEDGER_PAYMENT_TIMEOUT_S"
 timeout_s_default = 10.0  # a provider slower than this is down, for the command in hand
 answer_bytes_max = 64 * 1024  # a checkout or a transaction is a few KB
 error_chars_max = 200
-
-# httpx logs each request at INFO (its url: never a secret here); quieter beside the ledger's own lines.
-logging.getLogger("httpx").setLevel(logging.WARNING)
+idle_connections_max = 128  # kept alive between calls: as many as link calls run at once (ledger.links)
 
 
 class Secret(bytes):
@@ -55,36 +61,87 @@ def config_from_env(name: str, api_url_default: str, env: Mapping[str, str] | No
 
 
 class Client:
-    """One provider's HTTP API: `call` answers the JSON object it returned with a 2xx, or
-    raises ProviderUnavailable (timeout, connection, 4xx, 5xx, not JSON)."""
+    """One provider's HTTP API over the standard library's `http.client`: `call` answers the
+    JSON object it returned with a 2xx, or raises ProviderUnavailable (timeout, connection,
+    TLS, 3xx, 4xx, 5xx, not JSON). HTTP/1.1 connections are kept alive between calls, each
+    used by one call at a time (the link calls run in threads); no retries of its own."""
 
     def __init__(self, name: str, config: Config):
-        import httpx  # the `payments` extra: only a real provider needs it
+        url = urlsplit(config.api_url)
+        if url.scheme not in ("http", "https") or not url.hostname:
+            raise PaymentConfigError(f"{api_url_env} must be an http:// or https:// URL")
+        self.name, self._timeout_s = name, config.timeout_s
+        self._host, self._port, self._prefix = url.hostname, url.port, url.path.rstrip("/")
+        # https: the system's certificate store, hostnames checked (SSL_CERT_FILE/SSL_CERT_DIR honoured).
+        self._tls = ssl.create_default_context() if url.scheme == "https" else None
+        self._headers = {"Authorization": f"Bearer {config.secret}", "Accept": "application/json",
+                         "User-Agent": "agent-order-ledger"}
+        self._idle: list[http.client.HTTPConnection] = []  # the last one back is the next one out
+        self._lock = threading.Lock()
 
-        self.name, self._httpx = name, httpx
-        self._client = httpx.Client(base_url=config.api_url.rstrip("/"), timeout=config.timeout_s,
-                                    headers={"Authorization": f"Bearer {config.secret}"})
+    def __repr__(self) -> str:
+        return f"Client({self.name!r})"  # never the headers
 
-    def call(self, method: str, path: str, **kw: Any) -> dict[str, Any]:
+    def call(self, method: str, path: str, *, json: Any = None, form: dict[str, str] | None = None,
+             headers: Mapping[str, str] | None = None) -> dict[str, Any]:
+        """`json` or `form` is the request's body (JSON, or form-encoded as Stripe takes it)."""
+        sent = dict(self._headers, **(headers or {}))
+        body = None
+        if json is not None:
+            body, sent["Content-Type"] = orjson.dumps(json), "application/json"
+        elif form is not None:
+            body, sent["Content-Type"] = urlencode(form).encode(), "application/x-www-form-urlencoded"
+        conn = self._take()
         try:
-            answer = self._client.request(method, path, **kw)
-        except self._httpx.TimeoutException:
+            conn.request(method, self._prefix + path, body, sent)
+            answer = conn.getresponse()
+            content = answer.read(answer_bytes_max + 1)
+        except TimeoutError:
+            conn.close()
             raise ProviderUnavailable(f"{self.name} {method} {path}: no answer in time") from None
-        except self._httpx.HTTPError as exc:
+        except (OSError, http.client.HTTPException) as exc:
+            conn.close()
             raise ProviderUnavailable(f"{self.name} {method} {path}: {type(exc).__name__}") from None
-        body = _json(answer.content)
-        if not answer.is_success or body is None:
-            said = _said(body) or answer.reason_phrase
-            raise ProviderUnavailable(f"{self.name} {method} {path}: {answer.status_code} {said}"[:error_chars_max])
-        return body
+        self._give_back(conn, answer)
+        read = _json(content)
+        if not 200 <= answer.status < 300 or read is None:
+            said = _said(read) or one_line(answer.reason)
+            raise ProviderUnavailable(f"{self.name} {method} {path}: {answer.status} {said}"[:error_chars_max])
+        return read
+
+    def _take(self) -> http.client.HTTPConnection:
+        with self._lock:
+            conn = self._idle.pop() if self._idle else None
+        if conn is None:
+            return (http.client.HTTPSConnection(self._host, self._port, timeout=self._timeout_s, context=self._tls)
+                    if self._tls else http.client.HTTPConnection(self._host, self._port, timeout=self._timeout_s))
+        if conn.sock is not None and _readable(conn.sock):
+            conn.close()  # an idle connection has nothing to read unless the provider closed it: the request opens anew
+        return conn
+
+    def _give_back(self, conn: http.client.HTTPConnection, answer: http.client.HTTPResponse) -> None:
+        """Kept for another call once its answer was read whole (else it cannot carry one)."""
+        if answer.isclosed():
+            with self._lock:
+                if len(self._idle) < idle_connections_max:
+                    self._idle.append(conn)
+                    return
+        conn.close()
 
     def close(self) -> None:
-        self._client.close()
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for conn in idle:
+            conn.close()
+
+
+def _readable(sock: socket.socket) -> bool:
+    poller = select.poll()
+    poller.register(sock, select.POLLIN)
+    return bool(poller.poll(0))
 
 
 def _json(content: bytes) -> dict[str, Any] | None:
-    import orjson
-
     if len(content) > answer_bytes_max:
         return None
     try:

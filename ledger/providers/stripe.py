@@ -78,7 +78,7 @@ class StripeProvider:
                 "line_items[0][price_data][product_data][name]": f"Order {order_id}",
                 "metadata[business_id]": business_id, "metadata[order_id]": order_id,
                 "metadata[reference]": reference}
-        answer = self.api.call("POST", "/v1/checkout/sessions", data=form, headers={"Idempotency-Key": reference})
+        answer = self.api.call("POST", "/v1/checkout/sessions", form=form, headers={"Idempotency-Key": reference})
         url = answer.get("url")
         if not isinstance(url, str) or not url.startswith("https://"):
             raise ProviderUnavailable("stripe POST /v1/checkout/sessions: no url in the answer")

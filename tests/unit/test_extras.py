@@ -74,7 +74,7 @@ def test_the_base_install_holds_none_of_the_doors_libraries():
 
 
 def test_every_door_is_in_all():
-    assert PROJECT["optional-dependencies"]["all"] == [f"{DISTRIBUTION}[kafka,postgres,web,mcp,payments]"]
+    assert PROJECT["optional-dependencies"]["all"] == [f"{DISTRIBUTION}[kafka,postgres,web,mcp]"]
 
 
 def test_no_package_is_listed_twice_and_the_test_tools_are_a_group_not_an_extra():
