@@ -9,7 +9,7 @@ from typing import Any
 
 from aiokafka import TopicPartition
 
-from consumers.kafka import outbox
+from consumers.kafka import held, outbox
 from consumers.kafka.topics import SOURCE_HEADER
 from ledger.store import chain_verify, sql
 from ledger.store.chain import GENESIS
@@ -180,8 +180,9 @@ class Checks:
             self.answered_upto[tp] = upto
 
     def _owed(self) -> set[tuple[str, int, int]]:
-        """The sources of the outcomes the outbox still owes."""
-        owed = set()
+        """The sources of the outcomes the outbox still owes, and the commands held for the
+        payment provider (answered by their holder, or by the next)."""
+        owed = {(r.topic, r.partition, r.offset) for r in held.pending(self.store.engine, GROUP, list(PARTITIONS.values()))}
         for entry in outbox.pending(self.store.engine, GROUP, list(PARTITIONS.values())):
             for m in entry.messages:
                 source = dict(m.headers).get(SOURCE_HEADER, b"").decode().rsplit("/", 2)
@@ -207,6 +208,9 @@ class Checks:
         verdict = chain_verify.verify_store(self.store, self.head)
         if not verdict.ok:
             self.fail("verify ok", str(verdict.report()))
+        left = held.pending(self.store.engine, GROUP, list(PARTITIONS.values()))
+        if left:
+            self.fail("no command left held", ", ".join(f"{r.topic}/{r.partition}/{r.offset}" for r in left))
         for business_id, state in self.states.items():
             if state.link_requests:
                 self.fail("no half-made link left owed", f"{business_id}: {sorted(state.link_requests)}")

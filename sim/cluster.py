@@ -20,15 +20,18 @@ from aiokafka.structs import ConsumerRecord
 from sqlalchemy import event
 from sqlalchemy.exc import OperationalError
 
-from consumers.kafka import offsets, outbox
+from consumers.kafka import held, offsets, outbox
 from consumers.kafka.progress import Progress, read_stored
 from consumers.kafka.topics import SOURCE_HEADER, Topics
-from ledger.service import Ledger
+from ledger import links
+from ledger.links import waiting_for
+from ledger.service import Handled, Ledger
 from ledger.store.database import Store, execute
 
 GROUP = "ledger"
 TOPICS = Topics()
 PARTITIONS = {"agent": TopicPartition(TOPICS.commands, 0), "owner": TopicPartition(TOPICS.admin, 0)}
+DOORS = {tp.topic: door for door, tp in PARTITIONS.items()}
 
 # A writer's snapshot every this many events of a business (5,000 in the product): a run of a
 # few thousand steps takes and reads snapshots many times, and a writer that reloads a state
@@ -102,7 +105,13 @@ class Broker:
 
 
 class Serve:
-    """One `ledger serve` process: its Ledger (and so its cache) lives as long as it does."""
+    """One `ledger serve` process: its Ledger (and so its cache) lives as long as it does.
+
+    As consumers/kafka/writer.py does: a batch's first round writes every decision but the
+    payment links owed, with the offsets past the whole batch and the held commands' rows
+    (consumers/kafka/held.py); the held commands are then answered with the provider's answers
+    (the sandbox answers at once) in a write of their own, fenced on the stored offset. A kill
+    between the two leaves the rows, which the next holder answers before it consumes."""
 
     def __init__(self, store: Store, broker: Broker, clock: Clock, new_id: Callable[[], str]) -> None:
         self.store, self.broker = store, broker
@@ -111,33 +120,92 @@ class Serve:
         self.progress = Progress()
         self.owed: list[outbox.Owed] = []
         self.forget_first = False  # the planted bug `outbox_deleted`
+        self.ahead: list[tuple[str, list[ConsumerRecord], list, Handled]] = []  # held, not answered yet
+        self.recovering: list[ConsumerRecord] = []  # held by an earlier holder, to answer first
+        self.in_hand: list[tuple[str, ConsumerRecord]] = []  # what the write in progress decides
 
     def assign(self) -> None:
         """Take the partitions as the database says (a rebalance, or a start): publish what a
-        crashed holder owed, then go on from the stored offsets."""
+        crashed holder owed, answer what it held, then go on from the stored offsets."""
         stored = read_stored(self.store.engine, GROUP, PARTITIONS.values())
         self.progress = Progress()
         self.progress.assign(stored, PARTITIONS.values())
         self.owed = list(stored.owed)
+        self.ahead = []
+        self.recovering = held.pending(self.store.engine, GROUP, PARTITIONS.values())
 
     def next_records(self, door: str, batch: int) -> list[ConsumerRecord]:
         return self._records(PARTITIONS[door], batch)
 
-    def apply(self, door: str, records: list[ConsumerRecord]) -> list[tuple[ConsumerRecord, dict]]:
-        """These records of a door, decided and written with their offsets and outbox rows."""
+    def apply(self, door: str, records: list[ConsumerRecord]) -> list[tuple[str, ConsumerRecord, dict]]:
+        """What was held answered, then these records of a door decided and written with their
+        offsets, outbox rows and held rows, then their held ones answered: (door, record,
+        outcome) in the order decided."""
+        self.in_hand = [(DOORS[r.topic], r) for r in self.recovering]
+        self.in_hand += [(d, rs[h.at]) for d, rs, _, first in self.ahead for h in first.holds]
+        self.in_hand += [(door, r) for r in records]
+        decided = self._recover() + self._settle()
+        if records:
+            decided += self._first(door, records)
+            decided += self._settle()
+        return decided
+
+    def _first(self, door: str, records: list[ConsumerRecord]) -> list[tuple[str, ConsumerRecord, dict]]:
         tp = PARTITIONS[door]
-        if not records:
-            return []
         seen = self.progress.applied([tp]).get(tp)
 
         def statements(outcomes: list[dict], encoded: list[bytes]) -> tuple[list, list[outbox.Owed]]:
-            owed = outbox.owed(TOPICS, records, outcomes, encoded)
-            return [offsets.advance(GROUP, seen, records[-1]), *outbox.insert(GROUP, owed)], owed
+            answered = [(r, o, e) for r, o, e in zip(records, outcomes, encoded) if o is not None]
+            waiting = [r for r, o in zip(records, outcomes) if o is None]
+            owed = outbox.owed(TOPICS, [a[0] for a in answered], [a[1] for a in answered], [a[2] for a in answered])
+            return [offsets.advance(GROUP, seen, records[-1]), *outbox.insert(GROUP, owed),
+                    *held.insert(GROUP, waiting)], owed
 
-        handled = self.ledger.handle([r.value for r in records], door, statements)
+        raws = [r.value for r in records]
+        waiting = waiting_for(h for *_, first in self.ahead for h in first.holds)
+        handled = self.ledger.ahead(self.ledger.read(raws, door), raws, waiting, statements)
         self.progress.moved({tp: records[-1].offset})
         self.owed.extend(handled.extra)
-        return list(zip(records, handled.outcomes))
+        if handled.holds:
+            self.ahead.append((door, records, raws, handled))
+        return [(door, r, out) for r, out in zip(records, handled.outcomes) if out is not None]
+
+    def _settle(self) -> list[tuple[str, ConsumerRecord, dict]]:
+        decided = []
+        while self.ahead:
+            door, records, raws, first = self.ahead[0]
+            present = {r.offset for r in held.pending(self.store.engine, GROUP, [PARTITIONS[door]])}
+            holds = [h for h in first.holds if records[h.at].offset in present]  # others answered by another holder
+            if holds:
+                mine = [records[h.at] for h in holds]
+                made = links.ask(self.ledger.provider, holds)
+                handled = self.ledger.settle([h.item for h in holds], [raws[h.at] for h in holds], made,
+                                             self._answering(mine))
+                self.owed.extend(handled.extra)
+                decided += [(door, r, out) for r, out in zip(mine, handled.outcomes)]
+            self.ahead.pop(0)
+        return decided
+
+    def _recover(self) -> list[tuple[str, ConsumerRecord, dict]]:
+        decided = []
+        for door in ("owner", "agent"):
+            records = [r for r in self.recovering if DOORS[r.topic] == door]
+            if records:
+                handled = self.ledger.handle([r.value for r in records], door, self._answering(records))
+                self.owed.extend(handled.extra)
+                decided += [(door, r, out) for r, out in zip(records, handled.outcomes)]
+                self.recovering = [r for r in self.recovering if DOORS[r.topic] != door]
+        return decided
+
+    def _answering(self, records: list[ConsumerRecord]) -> Callable[[list[dict], list[bytes]], tuple[list, list]]:
+        """The statements of a write that answers held records (consumers/kafka/writer.py's)."""
+        seen = self.progress.applied({TopicPartition(r.topic, r.partition) for r in records})
+
+        def statements(outcomes: list[dict], encoded: list[bytes]) -> tuple[list, list[outbox.Owed]]:
+            owed = outbox.owed(TOPICS, records, outcomes, encoded)
+            return [*(offsets.still(GROUP, tp, at) for tp, at in seen.items() if at is not None),
+                    *outbox.insert(GROUP, owed), *held.forget(GROUP, records)], owed
+        return statements
 
     def publish(self, crash_between: bool = False) -> None:
         """Send what is owed, then delete its rows (the planted bug: the other way round)."""
@@ -156,11 +224,11 @@ class Serve:
         self._forget(owed)
 
     def _forget(self, owed: list[outbox.Owed]) -> None:
-        upto: dict[TopicPartition, int] = {}
+        rows: dict[TopicPartition, list[int]] = {}
         for o in owed:
-            upto[o.tp] = max(upto.get(o.tp, -1), o.offset)
+            rows.setdefault(o.tp, []).append(o.offset)
         with self.store.engine.begin() as conn:
-            for statement in outbox.forget(GROUP, upto):
+            for statement in outbox.forget_rows(GROUP, rows):
                 execute(conn, statement)
 
     def resync(self) -> None:

@@ -172,28 +172,29 @@ class Run(Paying):
             with self._armed():
                 decided = serve.apply(door, records)
         except Killed:
-            self._reconcile(door, records)
+            self._reconcile(serve.in_hand)
             self._died(serve)
             return
         except (IntegrityError, *_REFUSED):  # fenced by a newer holder, or the database refused
-            self._reconcile(door, records)
+            self._reconcile(serve.in_hand)
             serve.resync()
             return
-        for record, out in decided:
+        for at, record, out in decided:
             self.digest.update(f"{record.offset}:{out['status']}:{out['reason']}".encode())
-            self.checks.decided(door, self.broker.logs[self._tp(door)][record.offset][1], out, record.offset)
+            self.checks.decided(at, self.broker.logs[self._tp(at)][record.offset][1], out, record.offset)
         try:
             serve.publish(crash_between=self.pending.pop("crash_publish", None) is not None)
         except Killed:
             self._died(serve)
 
-    def _reconcile(self, door: str, records: list) -> None:
-        """A batch killed after a write that committed part of it (the decisions before a link
-        is asked of the provider): those decisions stand, and their outcome comes later as a
-        duplicate; the model learns each from the log, in order, as if it had been answered."""
+    def _reconcile(self, in_hand: list) -> None:
+        """A write killed or refused after one that committed part of what it had in hand (a
+        batch's first round before its held links are answered, held commands answered before
+        the next batch): those decisions stand, and their outcome comes later as a duplicate;
+        the model learns each from the log, in order, as if it had been answered."""
         from ledger.evidence import decisions
 
-        for record in records:
+        for door, record in in_hand:
             sent = self.broker.logs[self._tp(door)][record.offset][1]
             command = sent["command"]
             command_id = command.get("command_id") if isinstance(command, dict) else None
