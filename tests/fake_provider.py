@@ -120,6 +120,10 @@ class FakeProvider:
         return request.transport is not None and not request.transport.is_closing()
 
     def stop(self) -> None:
+        """Release what is held, close the server and its connections (their handlers end
+        instead of being destroyed pending), then stop the loop."""
+        self.release()
+        asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(start_wait_s)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(start_wait_s)
 
