@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
-from sqlalchemy import BigInteger, Column, MetaData, Table, Text, select
+from sqlalchemy import BigInteger, Column, MetaData, Table, Text
 from sqlalchemy.engine import Connection, Engine
 
 from ledger.store import sql
@@ -81,8 +81,13 @@ def orders_in(conn: Connection, business_id: str | None, order_ids: Iterable[str
             for _, order_id, customer_id, total, paid, reference, url, amount in rows}
 
 
+_LINK_ORDER = "SELECT order_id FROM ledger_links WHERE business_id = ? AND reference = ?"
+
+
+# perf: sim (docs/sim.md): a payment by a link the writer does not hold in memory (~230 a
+# 2,000-step seed); a select built and compiled a call: 123 -> 19 us a lookup on SQLite.
 def link_order(engine: Engine, business_id: str | None, reference: str) -> str | None:
     """The order a link reference was issued for (voided links too)."""
     with sql.reading(engine) as conn:
-        return conn.execute(select(links.c.order_id).where(
-            links.c.business_id == (business_id or ""), links.c.reference == reference)).scalar()
+        found = sql.query(conn, _LINK_ORDER, (business_id or "", reference))
+    return found[0][0] if found else None
