@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import uuid
+from collections.abc import Iterator
 
 import psycopg
 import pytest
@@ -14,6 +15,7 @@ import pytest
 from ledger.service import Ledger
 from ledger.store.database import Store
 from tests.broker import kafka_bootstrap  # noqa: F401
+from tests.fake_provider import FakeProvider
 
 PG_ADMIN_URL = os.environ.get("LEDGER_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
 
@@ -74,3 +76,13 @@ def store(db_url) -> Store:
 @pytest.fixture
 def ledger(store) -> Ledger:
     return Ledger(store)
+
+
+@pytest.fixture(scope="module")
+def fake() -> Iterator[FakeProvider]:
+    """The local stand-in for Paystack's and Stripe's APIs (tests/fake_provider.py), one a
+    module: each test `reset`s it."""
+    fake = FakeProvider()
+    fake.start()
+    yield fake
+    fake.stop()

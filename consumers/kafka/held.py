@@ -14,7 +14,7 @@ was checked when the first round admitted it, and is a secret the database does 
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
 import orjson
 from aiokafka import TopicPartition
@@ -56,14 +56,7 @@ def forget(group: str, records: Iterable[ConsumerRecord]) -> list[Bound]:
 
 def pending(engine: Engine, group: str, partitions: Iterable[TopicPartition]) -> list[ConsumerRecord]:
     """The records held and not answered, in each partition's order."""
-    wanted = list(partitions)
-    if not wanted:
-        return []
-    where, values = offsets.among(group, wanted)
-    query = text(f'SELECT topic, "partition", "offset", record FROM ledger_kafka_held WHERE {where}'
-                 ' ORDER BY topic, "partition", "offset"')
-    with engine.connect() as conn:
-        return [_decode(t, p, o, r) for t, p, o, r in conn.execute(query, values)]
+    return [_decode(t, p, o, r) for t, p, o, r in offsets.rows_of(engine, held.name, "record", group, partitions)]
 
 
 def _encode(record: ConsumerRecord) -> bytes:
@@ -81,10 +74,3 @@ def _decode(topic: str, partition: int, offset: int, stored: bytes) -> ConsumerR
                           key=key_bytes, value=value_bytes, checksum=None,
                           serialized_key_size=len(key_bytes or b""), serialized_value_size=len(value_bytes),
                           headers=tuple((n, v.encode("latin-1")) for n, v in headers))
-
-
-def records_by_partition(records: Sequence[ConsumerRecord]) -> dict[TopicPartition, list[ConsumerRecord]]:
-    found: dict[TopicPartition, list[ConsumerRecord]] = {}
-    for record in records:
-        found.setdefault(TopicPartition(record.topic, record.partition), []).append(record)
-    return found

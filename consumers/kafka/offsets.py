@@ -73,6 +73,20 @@ def among(group: str, partitions: list[TopicPartition]) -> tuple[str, dict]:
     return _among(len(partitions)), values
 
 
+def rows_of(engine: Engine, table: str, value: str, group: str,
+            partitions: Iterable[TopicPartition]) -> list[tuple[str, int, int, bytes]]:
+    """(topic, partition, offset, `value`) of a door table's rows (keyed by group, topic,
+    partition and offset) for these partitions, in each partition's offset order."""
+    wanted = list(partitions)
+    if not wanted:
+        return []
+    where, values = among(group, wanted)
+    query = text(f'SELECT topic, "partition", "offset", {value} FROM {table} WHERE {where}'
+                 ' ORDER BY topic, "partition", "offset"')
+    with engine.connect() as conn:
+        return [tuple(row) for row in conn.execute(query, values)]  # type: ignore[misc]
+
+
 # Text, not expressions: an expression would be built and compiled again on every batch,
 # on the path of a lone command's round trip through serve.
 _FIRST = text('INSERT INTO ledger_kafka_offsets (group_id, topic, "partition", "offset", fingerprint)'

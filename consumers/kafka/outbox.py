@@ -176,14 +176,8 @@ def forget_rows(group: str, published: Mapping[TopicPartition, Iterable[int]]) -
 
 def pending(engine: Engine, group: str, partitions: Iterable[TopicPartition]) -> list[Owed]:
     """Rows left by a crash (or by a process that lost the partition), in the order owed."""
-    wanted = list(partitions)
-    if not wanted:
-        return []
-    where, values = offsets.among(group, wanted)
-    query = text(f'SELECT topic, "partition", "offset", messages FROM {outbox.name} WHERE {where}'
-                 ' ORDER BY topic, "partition", "offset"')
-    with engine.connect() as conn:
-        return [Owed(TopicPartition(t, p), o, _decode(m)) for t, p, o, m in conn.execute(query, values)]
+    return [Owed(TopicPartition(t, p), o, _decode(m))
+            for t, p, o, m in offsets.rows_of(engine, outbox.name, "messages", group, partitions)]
 
 
 async def publish(producer: AIOKafkaProducer, entries: Sequence[Owed]) -> dict[TopicPartition, list[int]]:

@@ -5,7 +5,6 @@ reference: one provider transaction, one outcome, nothing left held."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
@@ -22,14 +21,6 @@ from tests.kafka_support import Serve, new_topics, produce, read_topic
 pytestmark = pytest.mark.kafka
 orders_count = 8  # within the shop's rice (10 bags, one ordered) and its credit
 wait_s_max = 120  # only so a broken run fails instead of hanging
-
-
-@pytest.fixture(scope="module")
-def fake() -> Iterator[FakeProvider]:
-    fake = FakeProvider()
-    fake.start()
-    yield fake
-    fake.stop()
 
 
 def paystack_env(fake: FakeProvider) -> dict[str, str]:

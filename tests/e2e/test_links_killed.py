@@ -35,14 +35,6 @@ answers_read_s = 1.0
 STEPS = ["before the provider call", "after the provider call", "before the url is recorded"]
 
 
-@pytest.fixture(scope="module")
-def fake() -> Iterator[FakeProvider]:
-    fake = FakeProvider()
-    fake.start()
-    yield fake
-    fake.stop()
-
-
 @pytest.fixture
 def link_commands(db_url, fake, tmp_path) -> tuple[Path, list[str]]:
     """A shop with `links_count` orders, and a file asking for a link for each (and their ids)."""
