@@ -1,6 +1,6 @@
 """Instructions a command on serve's write path, by phase (callgrind: load-independent).
 
-    .venv/bin/python -m bench.instructions [--commands 1000] [--batch 500] [--db URL]
+    .venv/bin/python -m bench.instructions [--commands 1000] [--batch 500] [--db URL] [--anchor]
     (valgrind on PATH; it runs this module again under `valgrind --tool=callgrind`)
 
 In process, no broker: bench.serve's 48 businesses and agent commands go through
@@ -11,6 +11,11 @@ dumps before), so every instruction between two markers is counted to the innerm
 running; what no phase covers is "the rest" (the shell, the transaction, the collector).
 Prints one JSON line, instructions a command by phase and in all, and a table on stderr.
 A phase whose function is gone from the code is left out and named.
+
+--anchor: the same commands through the anchor's own batch (bench.anchor's
+`AnchorLedger.handle_batch`: parse, decide, the eventsourcing aggregates and one `save()`),
+in batches of --batch after one warm-up batch, all counted as one phase: serve's baseline in
+instructions, without the broker that bench.anchor's CPU figure also holds.
 """
 from __future__ import annotations
 
@@ -104,6 +109,29 @@ def _child(commands: int, batch: int, db: str | None, marks_file: str) -> None:
     writer.close()
 
 
+def _anchor_child(commands: int, batch: int, db: str | None, marks_file: str) -> None:
+    """The anchor's batches, each between two markers; its database a scratch SQLite file unless `db`."""
+    from bench.anchor import AnchorLedger
+    from bench.serve import businesses_count
+    from tests.kafka_support import mixed_commands, setup_commands
+
+    marks = Marks()
+    marks.stack.append("anchor handle_batch")  # every counted instruction is the anchor's batch
+    with tempfile.TemporaryDirectory(prefix="bench-anchor-") as folder:
+        app = AnchorLedger(db or f"sqlite:///{folder}/anchor.db")
+        names = [f"a{os.getpid()}-{i}" for i in range(businesses_count)]
+        app.handle_batch([(raw, "owner") for raw in setup_commands(names, stock=10**9, credit_limit=10**12)])
+        agent = mixed_commands(batch + commands, names, seed=1, prefix=f"c{os.getpid()}")
+        for start in range(0, len(agent), batch):
+            raws = [(raw, "agent") for raw in agent[start:start + batch]]
+            marks.counting = start >= batch  # the first batch warms the caches up
+            marks.mark()
+            app.handle_batch(raws)
+            marks.mark()
+        marks.counting = False
+    Path(marks_file).write_text(json.dumps({"closed": marks.closed, "missing": []}))
+
+
 def _totals(out_dir: str) -> list[int]:
     """Instructions of each dump, in dump order (callgrind numbers them .1, .2, ...)."""
     def number(path: str) -> int:
@@ -118,13 +146,13 @@ def _totals(out_dir: str) -> list[int]:
     return totals
 
 
-def measure(commands: int, batch: int, db: str | None) -> dict[str, Any]:
+def measure(commands: int, batch: int, db: str | None, anchor: bool = False) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="bench-callgrind-") as out_dir:
         marks_file = f"{out_dir}/marks.json"
         argv = ["valgrind", "--tool=callgrind", "--dump-before=os_getpgrp", "--dump-instr=no",
                 f"--callgrind-out-file={out_dir}/callgrind.out.%p",
                 sys.executable, "-m", "bench.instructions", "--commands", str(commands), "--batch", str(batch),
-                "--marks", marks_file, *(["--db", db] if db else [])]
+                "--marks", marks_file, *(["--db", db] if db else []), *(["--anchor"] if anchor else [])]
         done = subprocess.run(argv, env={**os.environ, _UNDER_VALGRIND: "1"}, capture_output=True, text=True)
         if done.returncode != 0:
             sys.exit(f"callgrind run exited {done.returncode}: {done.stderr[-800:]}")
@@ -136,7 +164,8 @@ def measure(commands: int, batch: int, db: str | None) -> dict[str, Any]:
         phases[name] = phases.get(name, 0) + total
     phases.pop("(not counted)", None)
     per_command = {name: round(total / commands) for name, total in phases.items()}
-    return {"bench": "instructions", "db": (db or "sqlite").split(":", 1)[0], "commands": commands,
+    return {"bench": "instructions", "path": "anchor" if anchor else "serve",
+            "db": (db or "sqlite").split(":", 1)[0], "commands": commands,
             "batch": batch, "per_command": per_command, "total_per_command": sum(per_command.values()),
             "missing": marks["missing"]}
 
@@ -146,14 +175,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--commands", type=int, default=1000, help="counted, after one warm-up batch")
     p.add_argument("--batch", type=int, default=500)
     p.add_argument("--db", help="SQLAlchemy URL (default: a fresh SQLite file)")
+    p.add_argument("--anchor", action="store_true", help="the anchor's batches (bench.anchor) instead of serve's")
     p.add_argument("--marks", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if os.environ.get(_UNDER_VALGRIND):
-        _child(args.commands, args.batch, args.db, args.marks)
+        (_anchor_child if args.anchor else _child)(args.commands, args.batch, args.db, args.marks)
         return 0
     if shutil.which("valgrind") is None:
         sys.exit("valgrind is not on PATH (apt-get install valgrind)")
-    result = measure(args.commands, args.batch, args.db)
+    result = measure(args.commands, args.batch, args.db, args.anchor)
     for name, count in sorted(result["per_command"].items(), key=lambda kv: -kv[1]):
         print(f"{name:32} {count:>9,}", file=sys.stderr)
     print(f"{'in all':32} {result['total_per_command']:>9,}", file=sys.stderr)
