@@ -36,6 +36,10 @@ links = Table(
 
 _ORDER_COLUMNS = ("business_id", "order_id", "customer_id", "total", "paid", "link_reference", "link_url",
                   "link_amount")
+# An order with no link: its row's first columns, typed for a binary COPY on PostgreSQL (ids the
+# gate admitted and the ledger's own, and amounts within amount_max: no provider's text).
+_UNLINKED_COLUMNS = 5
+_UNLINKED_PG_TYPES = ("text", "text", "text", "int8", "int8")
 _UPSERT_ORDER = (f"INSERT INTO ledger_orders ({', '.join(_ORDER_COLUMNS)}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
                  " ON CONFLICT (business_id, order_id) DO UPDATE SET paid = excluded.paid,"
                  " link_reference = excluded.link_reference, link_url = excluded.link_url,"
@@ -52,16 +56,22 @@ class KeptOrder(NamedTuple):
     placed: bool = False  # in this batch: its row is new
 
 
+# perf: bench.instructions: an unlinked order's row without its three NULLs (each a driver's adapter call on SQLite, docs/bench.md, issue 33).
 def keep(conn: Connection, kept: Sequence[KeptOrder]) -> None:
     """Upsert each order's row, in the caller's transaction. Orders placed in this batch have no
-    row yet: a bulk insert."""
+    row yet: a bulk insert, of the columns an order with no link has (the rest are NULL)."""
+    unlinked: list[tuple] = []
     placed: list[tuple] = []
     upserted: list[tuple] = []
     for k in kept:
         o, live = k.order, k.order.live_link
+        if k.placed and live is None:
+            unlinked.append((k.business_id, k.order_id, o.customer_id, o.total, o.paid))
+            continue
         (placed if k.placed else upserted).append((
             k.business_id, k.order_id, o.customer_id, o.total, o.paid,
             live and live.reference, live and live.url, live and live.amount))
+    sql.insert(conn, orders.name, _ORDER_COLUMNS[:_UNLINKED_COLUMNS], unlinked, _UNLINKED_PG_TYPES)
     sql.insert(conn, orders.name, _ORDER_COLUMNS, placed)
     sql.executemany(conn, _UPSERT_ORDER, upserted)
     sql.executemany(conn, _INSERT_LINK, [(k.business_id, r, k.order_id) for k in kept for r in k.references])

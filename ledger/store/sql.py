@@ -38,13 +38,17 @@ def tune(engine: Engine) -> None:
         pg.tune(engine)
 
 
-# perf: bench.instructions: store.write 137,989 -> 128,023 instructions a command (461,565 -> 451,860 in all, -2.1%).
+# perf: bench.instructions: store.write 137,989 -> 128,023 instructions a command (461,565 -> 451,860 in all, -2.1%);
+# C identities instead of `bytes` and a lambda: see docs/bench.md (issue 33).
 def _bind_plainly(sqlite3: Any) -> None:
     """bytes and None bound as they are, by identity adapters: the driver adapts any value but
     int, float, str and bytearray, and for one it has no adapter for asks for `__adapt__`
-    first, an AttributeError raised and cleared (~2,000 instructions, ~6 a command)."""
-    sqlite3.register_adapter(bytes, bytes)  # bytes(b) is b itself
-    sqlite3.register_adapter(type(None), lambda value: value)
+    first, an AttributeError raised and cleared (~2,000 instructions, ~6 a command). Each
+    adapter is a C function that returns its argument: `bytes.__bytes__` of a bytes is the
+    bytes itself (only exact bytes come here: the registry is by exact type), and the `get` of
+    an empty dict nobody else holds answers None for None; no Python frame a value."""
+    sqlite3.register_adapter(bytes, bytes.__bytes__)
+    sqlite3.register_adapter(type(None), {}.get)
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:

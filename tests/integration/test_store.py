@@ -10,7 +10,7 @@ from sqlalchemy import text
 from ledger.core import events as ev
 from ledger.store.claims import Claim
 from ledger.store.kept_orders import KeptOrder
-from ledger.core.state import Order
+from ledger.core.state import Link, Order
 from ledger.store.database import IntegrityError, Store
 from tests.decided import a_customer, a_product, an_order, fold
 
@@ -137,6 +137,14 @@ class StoreCases:
         assert store.orders_for("shop-1", ["ord-1", "ord-9"]) == {"ord-1": order}
         assert store.link_order("shop-1", "lnk-1") == "ord-1"
         assert store.orders_for("shop-2", ["ord-1"]) == {} and store.link_order("shop-2", "lnk-1") is None
+
+    def test_orders_placed_with_a_live_link_and_without_are_read_back_as_written(self, store):
+        linked = Order("cust-1", 2 * RICE, paid=RICE, live_link=Link("lnk-1", "https://pay.example/1", RICE))
+        unlinked = Order("cust-1", RICE)
+        store.write(versioned(*SHOP), kept=[KeptOrder("shop-1", "ord-1", linked, ("lnk-1",), placed=True),
+                                            KeptOrder("shop-1", "ord-2", unlinked, placed=True)])
+
+        assert store.orders_for("shop-1", ["ord-1", "ord-2"]) == {"ord-1": linked, "ord-2": unlinked}
 
 
 class TestStoreSQLite(StoreCases):
