@@ -39,7 +39,7 @@ def tune(engine: Engine) -> None:
 
 
 # perf: bench.instructions: store.write 137,989 -> 128,023 instructions a command (461,565 -> 451,860 in all, -2.1%);
-# C identities instead of `bytes` and a lambda: see docs/bench.md (issue 33).
+# C identities instead of `bytes` and a lambda, and unlinked orders' rows: 127,570 -> 121,299 (docs/bench.md, issue 33).
 def _bind_plainly(sqlite3: Any) -> None:
     """bytes and None bound as they are, by identity adapters: the driver adapts any value but
     int, float, str and bytearray, and for one it has no adapter for asks for `__adapt__`
