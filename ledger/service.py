@@ -163,6 +163,9 @@ class Ledger:
                 log.warning("%s could not confirm a payment: %s", self.provider.name, exc)
                 return unrecorded("refused", "provider_unavailable")
         with self._lock:
+            # perf: sim (docs/sim.md): the webhook door's memory is behind whenever a serve wrote
+            # since; read what the stream gained, not a write that loses the race and a reload.
+            self.states.caught_up(item.business_id)
             [out] = self._handle([item], [body], None).outcomes
         return out
 

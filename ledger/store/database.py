@@ -95,6 +95,10 @@ class Store:
         those events move only), or None: then `load`."""
         return snapshots.load(self.engine, self.events, business_id)
 
+    def catch_up(self, state: BusinessState) -> int:
+        """The events the state's stream gained since it, folded in (`snapshots.catch_up`): how many."""
+        return snapshots.catch_up(self.engine, self.events, state)
+
     def notifications(self, start: int = 1, stop: int | None = None, types: Sequence[str] = (),
                       business_id: str | None = None) -> Iterator[tuple[int, ev.Event]]:
         return log_reads.notifications(self.engine, self.events, start, stop, types, business_id)

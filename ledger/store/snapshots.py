@@ -26,6 +26,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import logging
+from collections.abc import Container
 from pathlib import Path
 from typing import NamedTuple
 
@@ -160,15 +161,30 @@ def load(engine: Engine, events: Table, business_id: str) -> Loaded | None:
     return Loaded(state, version, turns_forgotten)
 
 
+def catch_up(engine: Engine, events: Table, state: BusinessState) -> int:
+    """Fold into `state` (a writer's, as it last committed: bounded as a snapshot is) the events
+    its stream gained since, in one consistent read: what a reload (the latest snapshot and its
+    tail) would hold, for a read of the new events alone. How many there were."""
+    business_id = state.business_id
+    with sql.snapshot(engine) as conn:
+        tail = list(log_reads.stream(conn, events, business_id, after_version=state.version))
+        if tail:
+            state.orders.update(_before(conn, business_id, [e for _, e in tail], state.orders))
+    for at, e in tail:
+        state.evolve_stored(at, e)
+    return len(tail)
+
+
 _MOVES_AN_ORDER = (ev.PaymentLinkIssued, ev.PaymentLinkVoided, ev.PaymentReceived)
 
 
-def _before(conn: Connection, business_id: str, tail: list[ev.Event]) -> dict:
-    """The orders the tail moves but did not place, as they stood before it: each one's row
-    (as the last write left it) less the payments the tail made on it. Only `paid` changes
-    under a payment; the live link is what the row holds, as the tail's own link events leave it."""
+def _before(conn: Connection, business_id: str, tail: list[ev.Event], held: Container[str] = ()) -> dict:
+    """The orders the tail moves but did not place (nor `held` in memory), as they stood before
+    it: each one's row (as the last write left it) less the payments the tail made on it. Only
+    `paid` changes under a payment; the live link is what the row holds, as the tail's own link
+    events leave it."""
     placed = {e.order_id for e in tail if type(e) is ev.OrderPlaced}
-    named = {e.order_id for e in tail if isinstance(e, _MOVES_AN_ORDER)} - placed
+    named = {e.order_id for e in tail if isinstance(e, _MOVES_AN_ORDER) and e.order_id not in held} - placed
     if not named:
         return {}
     orders = kept_orders.orders_in(conn, business_id, named)

@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import delete, insert, select
 
+from ledger.providers.base import SandboxProvider
 from ledger.store import snapshots
 from ledger import states as states_module
 from ledger.service import Ledger
@@ -112,7 +113,7 @@ def test_a_snapshot_plus_the_events_after_it_decides_as_the_whole_log_folded(sto
     assert_decides_as(ledger.state(b), full, store)  # the writer's own memory
     fresh = States(store, orders_kept=1, snapshot_every=every)
     assert_decides_as(fresh.current(b), full, store)  # a fresh writer: the latest snapshot and its tail
-    assert store.load_recent(b) is not None
+    assert store.load_recent(b) is not None or full.version < every  # a snapshot once `every` events are written
 
     stream = [e for _, e in store.notifications(business_id=b)]
     for cut in {1 + c % len(stream) for c in cuts}:  # a snapshot at any point of the stream
@@ -163,3 +164,59 @@ def test_a_snapshot_not_to_be_trusted_is_ignored_and_the_log_folded(store, code,
 
     assert store.load_recent("shop-1") is None
     assert Ledger(store).state("shop-1") == store.load("shop-1")
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(sequence=steps, behind_from=st.integers(0, 25), every=st.integers(1, 6))
+def test_a_state_caught_up_with_what_another_writer_appended_decides_as_the_whole_log_folded(
+        store, forgetful, sequence, behind_from, every):
+    """A writer's state in memory, behind events another writer appended since, brought level
+    by reading those events alone (`States.caught_up`), holds what a fresh fold holds."""
+    behind = Ledger(store, orders_kept=1)
+    behind.states.snapshot_every = every
+    shop = Shop(behind)
+    for kind, n, flag in sequence[:behind_from]:
+        shop.step(kind, n, flag)
+    b = shop.business
+    held = behind.state(b)  # in memory, as this writer last committed it
+    shop.ledger = Ledger(store, orders_kept=1)  # another writer takes the rest
+    shop.ledger.states.snapshot_every = every
+    for kind, n, flag in sequence[behind_from:]:
+        shop.step(kind, n, flag)
+    behind.states.caught_up(b)
+    assert behind.state(b) is held  # brought level in place, not loaded again
+    assert_decides_as(held, store.load(b), store)
+
+
+def test_a_writer_behind_its_stream_pays_by_a_link_another_writer_issued_without_losing_a_race(store, monkeypatch):
+    """The webhook door reads what a serve appended before it decides, so its first write goes in."""
+    provider = SandboxProvider()
+    serve, door = Ledger(store, provider=provider), Ledger(store, provider=provider)
+    a_shop_of(serve)
+    door.state("shop-1")  # the door's memory, before the order and its link
+    placed = serve.handle([raw(order("cust-1", [line("rice", 2)], "shop-1"))], "agent").outcomes[0]
+    link = serve.handle([raw(payment_link(placed["order_id"], "shop-1"))], "agent").outcomes[0]["payment_link"]
+    raced = []
+    monkeypatch.setattr(door, "_raced", lambda decided: raced.append(decided) or True)
+    out = pay(door, link["reference"], link["amount"], "shop-1")
+    assert out["status"] == "accepted" and out["events"] == ["PaymentReceived"], out
+    assert not raced
+    assert_decides_as(door.state("shop-1"), store.load("shop-1"), store)
+
+
+def test_a_writer_that_reads_back_an_order_of_a_customer_it_never_saw_catches_up_in_place(store, monkeypatch):
+    """An order read back whose customer the writer's memory lacks shows the memory is behind:
+    it folds what the stream gained (not a reload), and the order it names decides as the log has it."""
+    behind, other = Ledger(store), Ledger(store)
+    a_shop_of(behind)
+    held = behind.state("shop-1")
+    other.handle([raw(customer("cust-new", 100_000, "shop-1"))], "owner")
+    placed = other.handle([raw(order("cust-new", [line("rice", 2)], "shop-1"))], "agent").outcomes[0]
+    raced, caught = [], []
+    monkeypatch.setattr(behind, "_raced", lambda decided: raced.append(decided) or True)
+    catch_up = store.catch_up
+    monkeypatch.setattr(store, "catch_up", lambda state: caught.append((state, catch_up(state))) or caught[-1][1])
+    out = behind.handle([raw(payment_link(placed["order_id"], "shop-1"))], "agent").outcomes[0]
+    assert out["status"] == "accepted" and out["payment_link"]["amount"] == placed["total"], out
+    assert not raced and caught == [(held, 2)]  # the customer and the order, folded into the state in memory
+    assert_decides_as(behind.state("shop-1"), store.load("shop-1"), store)
