@@ -48,6 +48,16 @@ class Decision:
 def decisions(store: Store, command_id: str, business_id: str | None = None) -> dict[str | None, Decision]:
     """The decision that stands for `command_id` in each business that decided one (only
     `business_id`'s when given): the one that claimed the id, else the first."""
+    found = every_decision(store, command_id, business_id)
+    chosen = {b: next((d for d in ds if d.claims_the_id), ds[0]) for b, ds in found.items()}
+    for b, decision in chosen.items():
+        decision.currency = _currency_at(store, b, decision.events[-1][0])
+    return chosen
+
+
+def every_decision(store: Store, command_id: str, business_id: str | None = None) -> dict[str | None, list[Decision]]:
+    """Every decision on `command_id` in each business (only `business_id`'s when given), in
+    log order: the one that claimed the id and those that refused it (a `command_id_reused`)."""
     found: dict[str | None, list[Decision]] = {}
     for position, e in _with_id(store, command_id):
         if isinstance(e, _NOT_DECIDED) or (business_id is not None and e.business_id != business_id):
@@ -56,10 +66,7 @@ def decisions(store: Store, command_id: str, business_id: str | None = None) -> 
         if e.claimed is not None or not mine:  # a claim starts a decision; the log before claims had none
             mine.append(Decision(e.business_id))
         mine[-1].events.append((position, e))
-    chosen = {b: next((d for d in ds if d.claims_the_id), ds[0]) for b, ds in found.items()}
-    for b, decision in chosen.items():
-        decision.currency = _currency_at(store, b, decision.events[-1][0])
-    return chosen
+    return found
 
 
 def _currency_at(store: Store, business_id: str | None, position: int) -> str | None:

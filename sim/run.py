@@ -191,9 +191,12 @@ class Run(Paying):
         """A write killed or refused after one that committed part of what it had in hand (a
         batch's first round before its held links are answered, held commands answered before
         the next batch): those decisions stand, and their outcome comes later as a duplicate;
-        the model learns each from the log, in order, as if it had been answered."""
-        from ledger.evidence import decisions
+        the model learns each from the log, in order, as if it had been answered. Two records
+        of one command id (the second reusing it with other content) are two decisions in the
+        log: each record takes the next of its id, in log order."""
+        from ledger.evidence import every_decision
 
+        taken: dict[tuple[Any, str], int] = {}  # (business, command id): its decisions taken by earlier records
         for door, record in in_hand:
             sent = self.broker.logs[self._tp(door)][record.offset][1]
             command = sent["command"]
@@ -207,10 +210,16 @@ class Run(Paying):
                     self.checks.decided(door, sent, {"status": "rejected", "reason": "malformed",
                                                      "events": ["CommandRejected"]}, record.offset)
                 continue
-            found = decisions(self.store, command_id, command.get("business_id")).get(command.get("business_id"))
-            if found is None or not any(p > self.checks.position for p, _ in found.events):
+            business_id = command.get("business_id")
+            gained = [d for d in every_decision(self.store, command_id, business_id).get(business_id, [])
+                      if any(p > self.checks.position for p, _ in d.events)]
+            n = taken.get((business_id, command_id), 0)
+            if n >= len(gained):
                 continue
-            self.checks.decided(door, sent, found.record()["outcome"], record.offset)
+            taken[(business_id, command_id)] = n + 1
+            if business_id is not None:
+                gained[n].currency = self.store.currency_at(business_id, gained[n].events[-1][0])
+            self.checks.decided(door, sent, gained[n].record()["outcome"], record.offset)
 
     def _tp(self, door: str) -> Any:
         from sim.cluster import PARTITIONS
