@@ -150,6 +150,37 @@ def kill_at(step: str, killed: Serve, killed_calls: int, other: Serve, fake: Fak
         until(lambda: fake.dropped == killed_calls, "the killed serve's calls to be dropped")
 
 
+def first_outcomes(seen: dict[str, list[dict]]) -> dict[str, dict]:
+    """Each command's one first outcome (any repeat is the same, or flagged a duplicate of it)."""
+    firsts = {}
+    for command_id, outs in seen.items():
+        [first] = {orjson.dumps(o, option=orjson.OPT_SORT_KEYS) for o in outs if not o.get("duplicate")}
+        firsts[command_id] = orjson.loads(first)
+        assert all({**o, "duplicate": None} == {**firsts[command_id], "duplicate": None} for o in outs), outs
+    return firsts
+
+
+def links_logged(store: Store) -> tuple[list[str], dict[str, ev.PaymentLinkIssued]]:
+    """The references requested in the log, and the links issued by reference. No reference is
+    owed twice (requested again before its link was issued or failed), none closed unowed, none
+    left owed."""
+    owed: set[str] = set()
+    requested, issued = [], {}
+    for _, e in store.notifications(types=["PaymentLinkRequested", "PaymentLinkIssued", "PaymentLinkFailed"]):
+        assert isinstance(e, (ev.PaymentLinkRequested, ev.PaymentLinkIssued, ev.PaymentLinkFailed))
+        if isinstance(e, ev.PaymentLinkRequested):
+            assert e.reference not in owed, f"{e.reference} owed twice"
+            owed.add(e.reference)
+            requested.append(e.reference)
+            continue
+        assert e.reference in owed, f"{e.reference} closed but not owed"
+        owed.remove(e.reference)
+        if isinstance(e, ev.PaymentLinkIssued):
+            issued[e.reference] = e
+    assert not owed, f"{len(owed)} links left owed"
+    return requested, issued
+
+
 @pytest.mark.parametrize("step", STEPS)
 def test_a_serve_killed_at_any_step_of_pipelined_links_leaves_one_transaction_a_reference_and_none_owed(
         kafka_bootstrap, db_url, link_commands, fake, tmp_path: Path, step: str):
@@ -184,13 +215,8 @@ def test_a_serve_killed_at_any_step_of_pipelined_links_leaves_one_transaction_a_
         for serve in (killed, other):
             if serve.proc is not None and serve.proc.poll() is None:
                 serve.kill()
-    # and each command has one first outcome (a repeat is the same, or flagged a duplicate of it),
-    # its link made or the agent told the provider is unavailable
-    firsts = {}
-    for command_id, outs in seen.items():
-        [first] = {orjson.dumps(o, option=orjson.OPT_SORT_KEYS) for o in outs if not o.get("duplicate")}
-        firsts[command_id] = orjson.loads(first)
-        assert all({**o, "duplicate": None} == {**firsts[command_id], "duplicate": None} for o in outs)
+    # and each command has one first outcome, its link made or the agent told the provider is unavailable
+    firsts = first_outcomes(seen)
     accepted = {c: o for c, o in firsts.items() if o["status"] == "accepted"}
     blocked = {c: o for c, o in firsts.items() if o["status"] == "blocked" and o["reason"] == "provider_unavailable"}
     assert len(accepted) + len(blocked) == links_count, [o for c, o in firsts.items() if c not in accepted | blocked]
@@ -204,19 +230,7 @@ def test_a_serve_killed_at_any_step_of_pipelined_links_leaves_one_transaction_a_
     # made one transaction a reference and an order, each link issued the provider's
     store = Store(db_url)
     try:
-        owed: set[str] = set()
-        requested, issued = [], {}
-        for _, e in store.notifications(types=["PaymentLinkRequested", "PaymentLinkIssued", "PaymentLinkFailed"]):
-            if type(e) is ev.PaymentLinkRequested:
-                assert e.reference not in owed, f"{e.reference} owed twice"
-                owed.add(e.reference)
-                requested.append(e.reference)
-            else:
-                assert e.reference in owed, f"{e.reference} closed but not owed"
-                owed.remove(e.reference)
-                if type(e) is ev.PaymentLinkIssued:
-                    issued[e.reference] = e
-        assert not owed
+        requested, issued = links_logged(store)
         assert all(store.load(biz).link_requests == {} for biz in businesses)
         assert len(requested) == len(set(requested)) == links_count
         assert set(fake.transactions) <= set(requested)
