@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from aiokafka import ConsumerRebalanceListener, TopicPartition
+from aiokafka.structs import ConsumerRecord
 
 from consumers.kafka import held
 from consumers.kafka.progress import read_stored
@@ -41,32 +42,33 @@ class Rebalance(ConsumerRebalanceListener):
         assert s.consumer is not None
         stored = await retrying_async(lambda: asyncio.to_thread(read_stored, s.store.engine, s.config.group, assigned),
                                       s.stop, "reading stored offsets", should_retry=any_failure)
-        if stored is None:
+        # Read before the partitions are taken: every row is one a process left that held them
+        # before, none a poll of this one wrote since (its link would be asked for twice).
+        held_before = await retrying_async(
+            lambda: asyncio.to_thread(held.pending, s.store.engine, s.config.group, assigned),
+            s.stop, "reading held commands", should_retry=any_failure)
+        if stored is None or held_before is None:
             return  # stopped
-        async with s.busy:
-            for tp, offset in s.progress.assign(stored, assigned).items():
-                s.consumer.seek(tp, offset)
         if stored.owed:
             count = sum(len(o.messages) for o in stored.owed)
             if await s.publisher.owe(stored.owed):
                 log.info("publishing %d messages owed from before", count)
             else:
                 log.info("stopping: %d messages owed from before stay for the partitions' next owner", count)
-        await self._recover(assigned)
+        async with s.busy:  # the held commands answered before the partitions' new records
+            for tp, offset in s.progress.assign(stored, assigned).items():
+                s.consumer.seek(tp, offset)
+            await self._recover(held_before)
         if assigned:
             log.info("partitions assigned: %s", names(assigned))
 
-    async def _recover(self, assigned: set[TopicPartition]) -> None:
+    async def _recover(self, rows: list[ConsumerRecord]) -> None:
         """Commands a process held for the payment provider and never answered: answered now,
         before the partitions' new records (held.py)."""
-        s = self.server
-        rows = await retrying_async(lambda: asyncio.to_thread(held.pending, s.store.engine, s.config.group, assigned),
-                                    s.stop, "reading held commands", should_retry=any_failure)
         if not rows:
             return
         log.info("answering %d payment link commands held from before", len(rows))
-        async with s.busy:
-            await s.writer.recover(rows, s.stop)
+        await self.server.writer.recover(rows, self.server.stop)
 
 
 def names(tps: Iterable[TopicPartition]) -> str:
