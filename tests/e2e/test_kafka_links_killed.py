@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
@@ -42,14 +41,6 @@ answers_read_s = 1.0
 # answers before the rebalance is over, a case tested too.
 rejoin_s = 3.0
 STEPS = ["before the provider call", "after the provider call", "before the url is recorded"]
-
-
-@pytest.fixture(scope="module")
-def fake() -> Iterator[FakeProvider]:
-    fake = FakeProvider()
-    fake.start()
-    yield fake
-    fake.stop()
 
 
 @pytest.fixture
