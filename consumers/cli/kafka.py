@@ -102,10 +102,13 @@ async def _serve(args: argparse.Namespace) -> int:
     from consumers.kafka.consumer import ServeConfig, Server
 
     bootstrap, topics = bootstrap_servers(args.bootstrap_servers), _topics(args)
+    # Each start-up step said as it begins: a start that hangs names the step it hangs in.
+    log.info("opening the database")
     runtime = await retrying_async(lambda: asyncio.to_thread(_runtime, args, bootstrap, topics), stop,
                                    "opening the database")
     if runtime is None:
         return _stopped("stopped before the database could be opened")
+    log.info("checking the topics on %s", bootstrap)
     if not await _topics_ready(args, bootstrap, topics, stop):
         return _stopped(f"stopped before the topics on {bootstrap} could be checked")
     server = Server(runtime, ServeConfig(bootstrap=bootstrap, group=args.group, topics=topics,

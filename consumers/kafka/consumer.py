@@ -71,6 +71,7 @@ class Server:
     async def run(self, stop: asyncio.Event) -> None:
         """Serve until `stop` is set; then finish the batch in hand and hand over cleanly."""
         self.stop = stop
+        log.info("checking the tables")
         await asyncio.to_thread(prepare_tables, self.store)
         if not await self._connect():
             self.unfinished = f"stopped before Kafka at {self.config.bootstrap} could be reached"
@@ -90,6 +91,7 @@ class Server:
     async def _connect(self) -> bool:
         unreadable.install()  # a batch no codec here can read is answered, not polled for ever
         c = self.config
+        log.info("joining group %s at %s", c.group, c.bootstrap)
         if await retrying_async(self._start_clients, self.stop, f"reaching Kafka at {c.bootstrap}",
                                 should_retry=any_failure) is None:
             return False
