@@ -233,9 +233,14 @@ class Serve:
 
     def resync(self) -> None:
         """After a failed write: what the database holds is the truth (another process may have
-        applied these records)."""
+        applied these records, and held some for the provider: they are answered here next, as
+        consumers/kafka/writer.py's resync does)."""
         stored = read_stored(self.store.engine, GROUP, PARTITIONS.values())
         self.progress.resync(stored, PARTITIONS.values())
+        known = {(r.topic, r.offset) for _, rs, _, first in self.ahead for r in (rs[h.at] for h in first.holds)}
+        known |= {(r.topic, r.offset) for r in self.recovering}
+        self.recovering += [r for r in held.pending(self.store.engine, GROUP, PARTITIONS.values())
+                            if (r.topic, r.offset) not in known]
 
     def _records(self, tp: TopicPartition, batch: int) -> list[ConsumerRecord]:
         log = self.broker.logs[tp]

@@ -31,6 +31,9 @@ class Ahead:
         if waiting:
             await asyncio.wait(waiting)
 
+    def held_records(self) -> list[ConsumerRecord]:
+        return [self.records[hold.at] for hold in self.first.holds]
+
     def ours(self) -> list[Hold]:
         return [hold for hold in self.first.holds if hold.at not in self.gone]
 

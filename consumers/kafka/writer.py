@@ -16,6 +16,7 @@ behind it (`links.waiting_for`), so it is decided as if the link had been made f
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
@@ -36,6 +37,8 @@ from ledger.links import Asking, batches_ahead_max, waiting_for
 from ledger.retry import any_failure, retrying_async
 from ledger.service import Handled, Raw
 from ledger.store.database import Statement
+
+log = logging.getLogger("ledger.kafka")
 
 Parts = Mapping[TopicPartition, Sequence[ConsumerRecord]]  # a poll's records, by partition
 # A batch's statements for its transaction, from its outcomes (and each one's bytes as the claims
@@ -63,7 +66,7 @@ class Writer:
             return self._unapplied(parts) + self.held_count()
         done = await retrying_async(lambda: self._attempt(door, parts), stop,
                                     f"applying {self._unapplied(parts)} {door} commands",
-                                    should_retry=any_failure, before_retry=lambda: self._resync(parts))
+                                    should_retry=any_failure, before_retry=lambda: self._resync(parts, stop))
         if done is None:
             return self._unapplied(parts) + self.held_count()
         while len(self._ahead) > batches_ahead_max:
@@ -125,16 +128,25 @@ class Writer:
         tokens = [agent_door.header(r.headers) for r in records] if self.runtime.checks(door) else None
         return self.runtime.ahead(values, door, tokens, extra=statements, waiting=waiting), values
 
-    async def _resync(self, parts: Parts) -> None:
+    async def _resync(self, parts: Parts, stop: asyncio.Event) -> None:
         """After a failure: what does the database say is applied (maybe by us, maybe by a
-        process that took a partition over)? Publish what it owes; skip what it holds."""
+        process that took a partition over)? Publish what it owes; skip what it holds; answer
+        the commands another process applied and held for the provider meanwhile (a zombie
+        that wrote after this one read the partition's held rows on assignment)."""
+        engine = self.runtime.store.engine
         try:
-            stored = await asyncio.to_thread(read_stored, self.runtime.store.engine, self.group, parts)
+            stored = await asyncio.to_thread(read_stored, engine, self.group, parts)
+            rows = await asyncio.to_thread(held.pending, engine, self.group, parts)
         except Exception:
             return  # the database is still away; the next attempt will tell
         self.progress.resync(stored, parts)
         if stored.owed:
             await self.publisher.owe(stored.owed)
+        mine = {(r.topic, r.partition, r.offset) for ahead in self._ahead for r in ahead.held_records()}
+        others = [r for r in rows if (r.topic, r.partition, r.offset) not in mine]
+        if others:
+            log.info("answering %d payment link commands another process held", len(others))
+            await self.recover(others, stop)
 
     # --- the commands held for the provider's answer ---------------------------------------
 
