@@ -156,13 +156,22 @@ class Batch:
         if type(item) is Parsed:
             self.commands.add((item.command.business_id or "", item.command.command_id))
         if type(events[-1]) is ev.PaymentLinkIssued and first is None:
-            answer = self.made.get(events[-1].reference)
+            answer = self.made.get(events[-1].reference) or self._owed_for_another_amount(events[-1])
             if answer is None:
                 self._hold(at, item, key, events)  # type: ignore[arg-type]  # only a Parsed issues links
             else:
                 self._linked(item, key, content_hash, events, answer)  # type: ignore[arg-type]
             return
         self._answer(item, key, content_hash if first is None else None, events, events)
+
+    def _owed_for_another_amount(self, issued: ev.PaymentLinkIssued) -> Made | None:
+        """This command's link owed (an earlier round asked the provider for it) for another
+        amount than the order owes now (a payment landed meanwhile): the provider holds that
+        reference for the old amount, so no link is asked for; the answer is a refusal."""
+        request = self.states[issued.business_id or ""].link_requests.get(issued.reference)
+        if request is None or request.amount == issued.amount:
+            return None
+        return Made(None, "the amount owed changed while the link was being made", request.amount)
 
     def _wait(self, hold: Hold) -> None:
         self.decided.holds.append(hold)

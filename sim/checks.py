@@ -123,6 +123,8 @@ class Checks:
             self.position = position
             if type(e) not in _SHELLS:  # the shell's record of a link owed and its close: no outcome names them
                 gained[e.type] += 1
+            elif type(e) is ev.PaymentLinkRequested:
+                self.model.business(e.business_id).requested[e.command_id] = e.amount
             state = self.states.setdefault(e.business_id, BusinessState(e.business_id or ""))
             if type(e) is ev.OrderPlaced and e.approves is None:
                 self._within_limit(state, e)

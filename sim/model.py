@@ -52,6 +52,9 @@ class Business:
     held: dict[str, list[tuple[str, int]]] = field(default_factory=dict)  # open credit-limit escalation -> lines
     held_customer: dict[str, str] = field(default_factory=dict)
     turns: dict[tuple[str, str], list[str]] = field(default_factory=dict)  # turn -> its escalations
+    # A link command's link asked of the provider (its `PaymentLinkRequested`, which no outcome
+    # names: the checks tell the model from the log) -> the amount it was asked for.
+    requested: dict[str, int] = field(default_factory=dict)
 
 
 def _known(fact: Any) -> bool:
@@ -154,6 +157,9 @@ class Model:
             return Expected("blocked", "nothing_outstanding", ["CommandBlocked"])
         if order.link is not None and order.link[1] == order.outstanding:
             return Expected("accepted", None, ["PaymentLinkResent"], {"reused": True})
+        if b.requested.get(command["command_id"], order.outstanding) != order.outstanding:
+            # its link asked of the provider for what was owed then; a payment landed since
+            return Expected("blocked", "provider_unavailable", ["CommandBlocked"])
         voided = ["PaymentLinkVoided"] if order.link is not None else []
         return Expected("accepted", None, [*voided, "PaymentLinkIssued"], {"reused": False})
 

@@ -193,7 +193,8 @@ class Run(Paying):
         the next batch): those decisions stand, and their outcome comes later as a duplicate;
         the model learns each from the log, in order, as if it had been answered. Two records
         of one command id (the second reusing it with other content) are two decisions in the
-        log: each record takes the next of its id, in log order."""
+        log: each record takes the next of its id, in log order; a record the model knows for a
+        delivery again of a decided command takes none (its duplicate writes nothing)."""
         from ledger.evidence import every_decision
 
         taken: dict[tuple[Any, str], int] = {}  # (business, command id): its decisions taken by earlier records
@@ -211,6 +212,9 @@ class Run(Paying):
                                                      "events": ["CommandRejected"]}, record.offset)
                 continue
             business_id = command.get("business_id")
+            claim = self.model.claims.get((business_id, command_id))
+            if claim is not None and claim[0] == sent["content"]:
+                continue  # a delivery again of a decided command: answered a duplicate, nothing in the log
             gained = [d for d in every_decision(self.store, command_id, business_id).get(business_id, [])
                       if any(p > self.checks.position for p, _ in d.events)]
             n = taken.get((business_id, command_id), 0)

@@ -195,3 +195,32 @@ def test_a_link_left_owed_by_a_dead_process_is_closed_by_the_next_command_once_n
     failed = [e for _, e in store.notifications(types=["PaymentLinkFailed"])]
     assert [e.reference for e in failed] == [dead]
     assert store.load("shop-1").link_requests == {}
+
+
+def test_a_link_owed_for_another_amount_than_now_owed_is_closed_and_the_provider_not_asked_again(store, provider):
+    # given an order paid in part through its link, a second link command whose process died
+    # with its link owed, and another payment for the order before that command came again
+    shop = Ledger(store, provider)
+    a_shop(shop)
+    order_id = an_order(shop, rice=2)
+    [first] = agent(shop, payment_link(order_id))
+
+    def pay(event_id: str, amount: int) -> None:
+        body, headers = provider.charge(event_id=event_id, business_id="shop-1",
+                                        reference=first["payment_link"]["reference"], amount=amount)
+        assert Ledger(store, provider).handle_webhook(body, headers)["status"] == "accepted"
+
+    pay("evt-1", 1000)
+    cmd = payment_link(order_id)
+    provider.during = lambda reference: (_ for _ in ()).throw(Crash(reference))
+    with pytest.raises(Crash):
+        Ledger(store, provider).handle([raw(cmd)], "agent")
+    provider.during = None
+    pay("evt-2", 2000)
+    asked = sum(provider.calls.values())
+    # when the command comes again
+    [out] = Ledger(store, provider).handle([raw(cmd)], "agent").outcomes
+    # then the link owed is closed, the agent told to ask again, and the provider not asked
+    assert (out["status"], out["reason"], out["events"]) == ("blocked", "provider_unavailable", ["CommandBlocked"])
+    assert sum(provider.calls.values()) == asked
+    assert store.load("shop-1").link_requests == {}
