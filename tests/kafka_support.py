@@ -17,7 +17,7 @@ import orjson
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.structs import ConsumerRecord
-from sqlalchemy import create_engine, func, select
+from sqlalchemy import create_engine, func, select, text
 
 from consumers.kafka.offsets import offsets
 from consumers.headers import TOKEN_HEADER
@@ -157,6 +157,16 @@ def send_and_await(bootstrap: str, topic: str, outcomes: str, value: bytes, toke
     mine = lambda rs: [r for r in rs if (CORRELATION_HEADER, correlation) in r.headers]
     [record] = mine(read_topic(bootstrap, outcomes, until=lambda rs: bool(mine(rs)), settle_s=0))
     return orjson.loads(record.value)
+
+
+def held_rows(db: str) -> int:
+    """Commands serve holds for the payment provider now (consumers/kafka/held.py)."""
+    engine = create_engine(db)
+    try:
+        with engine.connect() as conn:
+            return int(conn.execute(text("SELECT count(*) FROM ledger_kafka_held")).scalar())
+    finally:
+        engine.dispose()
 
 
 def wait_until(condition, timeout_s: float, what: str, interval_s: float = 0.1) -> None:

@@ -4,19 +4,17 @@ one held when its process is killed (SIGKILL) is answered by the next process, b
 reference: one provider transaction, one outcome, nothing left held."""
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import orjson
 import pytest
-from sqlalchemy import create_engine, text
 
 from ledger.service import Ledger
 from ledger.store.database import Store
 from tests import builders as b
 from tests.fake_provider import SECRET, FakeProvider
 from tests.given import a_shop, an_order
-from tests.kafka_support import Serve, new_topics, produce, read_topic
+from tests.kafka_support import held_rows, wait_until, Serve, new_topics, produce, read_topic
 
 pytestmark = pytest.mark.kafka
 orders_count = 8  # within the shop's rice (10 bags, one ordered) and its credit
@@ -38,20 +36,8 @@ def a_shop_with_an_order(db: str) -> str:
     return order_id
 
 
-def held_rows(db: str) -> int:
-    engine = create_engine(db)
-    try:
-        with engine.connect() as conn:
-            return int(conn.execute(text("SELECT count(*) FROM ledger_kafka_held")).scalar())
-    finally:
-        engine.dispose()
-
-
 def until(condition, what: str) -> None:
-    deadline = time.monotonic() + wait_s_max
-    while not condition():
-        assert time.monotonic() < deadline, f"waited {wait_s_max} s for {what}"
-        time.sleep(0.05)
+    wait_until(condition, wait_s_max, what, 0.05)
 
 
 def outcomes_of(records) -> dict[str, list[dict]]:

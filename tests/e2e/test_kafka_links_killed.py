@@ -15,7 +15,6 @@ from pathlib import Path
 import orjson
 import pytest
 from aiokafka import AIOKafkaProducer
-from sqlalchemy import create_engine, text
 
 from ledger.core import events as ev
 from ledger.service import Ledger
@@ -24,7 +23,7 @@ from tests.builders import command, known, line, order, payment_link, raw
 from tests.e2e.test_links_killed import locked
 from tests.fake_provider import SECRET, FakeProvider
 from tests.given import a_shop, agent, owner
-from tests.kafka_support import Serve, applied, new_topics, read_topic
+from tests.kafka_support import held_rows, wait_until, Serve, applied, new_topics, read_topic
 
 pytestmark = pytest.mark.kafka
 links_count = 200
@@ -89,20 +88,8 @@ def partitions_held(serve: Serve, topic: str) -> set[int]:
     return held
 
 
-def held_rows(db: str) -> int:
-    engine = create_engine(db)
-    try:
-        with engine.connect() as conn:
-            return int(conn.execute(text("SELECT count(*) FROM ledger_kafka_held")).scalar())
-    finally:
-        engine.dispose()
-
-
 def until(condition, what: str) -> None:
-    deadline = time.monotonic() + wait_s_max
-    while not condition():
-        assert time.monotonic() < deadline, f"waited {wait_s_max} s for {what}"
-        time.sleep(poll_s)
+    wait_until(condition, wait_s_max, what, poll_s)
 
 
 def outcomes_of(records) -> dict[str, list[dict]]:
