@@ -4,6 +4,7 @@ one held when its process is killed (SIGKILL) is answered by the next process, b
 reference: one provider transaction, one outcome, nothing left held."""
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 
 import orjson
@@ -36,6 +37,11 @@ def a_shop_with_an_order(db: str) -> str:
     return order_id
 
 
+def fresh_group() -> str:
+    """A consumer group of the case's own (tests/e2e/test_kafka_links_killed.py says why)."""
+    return f"ledger-links-{uuid.uuid4().hex[:8]}"
+
+
 def until(condition, what: str) -> None:
     wait_until(condition, wait_s_max, what, 0.05)
 
@@ -54,7 +60,7 @@ def test_a_link_the_provider_holds_up_delays_no_order_behind_it(kafka_bootstrap,
     link = b.raw(b.payment_link(order_id, command_id="link-1"))
     orders = [b.raw(b.order("cust-1", [b.line("rice", 1)], command_id=f"o{n}")) for n in range(orders_count)]
     fake.holding("after")  # the provider makes the transaction, then answers only when released
-    with Serve(kafka_bootstrap, db_url, topics, "ledger-links", tmp_path, env=paystack_env(fake)) as serve:
+    with Serve(kafka_bootstrap, db_url, topics, fresh_group(), tmp_path, env=paystack_env(fake)) as serve:
         produce(kafka_bootstrap, topics.commands, [link])
         until(lambda: fake.held == 1, "the link's call at the provider")
         produce(kafka_bootstrap, topics.commands, orders)
@@ -79,7 +85,7 @@ def test_a_link_held_when_serve_is_killed_is_answered_by_the_next_by_its_referen
     fake.reset()
     topics, order_id = new_topics(kafka_bootstrap), a_shop_with_an_order(db_url)
     fake.holding(where)  # the provider acts on the call once released ("before") or has made the transaction
-    serve = Serve(kafka_bootstrap, db_url, topics, "ledger-links", tmp_path, env=paystack_env(fake)).start()
+    serve = Serve(kafka_bootstrap, db_url, topics, fresh_group(), tmp_path, env=paystack_env(fake)).start()
     try:
         produce(kafka_bootstrap, topics.commands, [b.raw(b.payment_link(order_id, command_id="link-1"))])
         until(lambda: fake.held == 1, "the link's call at the provider")
