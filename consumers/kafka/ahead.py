@@ -32,7 +32,10 @@ class Ahead:
             await asyncio.wait(waiting)
 
     def held_records(self) -> list[ConsumerRecord]:
-        return [self.records[hold.at] for hold in self.first.holds]
+        return self.records_of(self.first.holds)
+
+    def records_of(self, holds: list[Hold]) -> list[ConsumerRecord]:
+        return [self.records[hold.at] for hold in holds]
 
     def ours(self) -> list[Hold]:
         return [hold for hold in self.first.holds if hold.at not in self.gone]

@@ -19,7 +19,7 @@ import asyncio
 import logging
 import time
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from aiokafka import TopicPartition
@@ -133,20 +133,28 @@ class Writer:
         process that took a partition over)? Publish what it owes; skip what it holds; answer
         the commands another process applied and held for the provider meanwhile (a zombie
         that wrote after this one read the partition's held rows on assignment)."""
-        engine = self.runtime.store.engine
-        try:
-            stored = await asyncio.to_thread(read_stored, engine, self.group, parts)
-            rows = await asyncio.to_thread(held.pending, engine, self.group, parts)
-        except Exception:
+        rows = await self._read_back(parts)
+        if rows is None:
             return  # the database is still away; the next attempt will tell
-        self.progress.resync(stored, parts)
-        if stored.owed:
-            await self.publisher.owe(stored.owed)
         mine = {(r.topic, r.partition, r.offset) for ahead in self._ahead for r in ahead.held_records()}
         others = [r for r in rows if (r.topic, r.partition, r.offset) not in mine]
         if others:
             log.info("answering %d payment link commands another process held", len(others))
             await self.recover(others, stop)
+
+    async def _read_back(self, partitions: Iterable[TopicPartition]) -> list[ConsumerRecord] | None:
+        """The partitions' stored offsets taken as the truth, what their outbox owes queued, and
+        the commands held there (None if the database could not be read)."""
+        engine, partitions = self.runtime.store.engine, list(partitions)
+        try:
+            stored = await asyncio.to_thread(read_stored, engine, self.group, partitions)
+            rows = await asyncio.to_thread(held.pending, engine, self.group, partitions)
+        except Exception:
+            return None
+        self.progress.resync(stored, partitions)
+        if stored.owed:
+            await self.publisher.owe(stored.owed)
+        return rows
 
     # --- the commands held for the provider's answer ---------------------------------------
 
@@ -181,8 +189,7 @@ class Writer:
             return True  # answered already (found out by a resync)
         assert self._asking is not None
         made = self._asking.answers(ahead.calls)
-        records = [ahead.records[hold.at] for hold in holds]
-        statements, tidy = self._answering(records)
+        statements, tidy = self._answering(ahead.records_of(holds))
         handled = await asyncio.get_running_loop().run_in_executor(
             self._thread, lambda: self.runtime.settle([hold.item for hold in holds], [ahead.raws[hold.at] for hold in holds],
                                                       made, ahead.door, extra=statements, started=ahead.started))
@@ -206,17 +213,9 @@ class Writer:
     async def _resync_held(self, ahead: Ahead) -> None:
         """After a failed settle: which held commands are still ours to answer (their rows still
         there: a process that took the partition over answers them itself)."""
-        tps = {TopicPartition(r.topic, r.partition) for r in ahead.records}
-        engine = self.runtime.store.engine
-        try:
-            stored = await asyncio.to_thread(read_stored, engine, self.group, tps)
-            rows = await asyncio.to_thread(held.pending, engine, self.group, tps)
-        except Exception:
-            return
-        self.progress.resync(stored, tps)
-        ahead.keep({(r.topic, r.partition, r.offset) for r in rows})
-        if stored.owed:
-            await self.publisher.owe(stored.owed)
+        rows = await self._read_back({TopicPartition(r.topic, r.partition) for r in ahead.records})
+        if rows is not None:
+            ahead.keep({(r.topic, r.partition, r.offset) for r in rows})
 
     async def recover(self, records: Sequence[ConsumerRecord], stop: asyncio.Event) -> bool:
         """Commands an earlier process held for the provider and did not answer (on assignment,

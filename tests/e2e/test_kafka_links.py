@@ -15,7 +15,7 @@ from ledger.store.database import Store
 from tests import builders as b
 from tests.fake_provider import SECRET, FakeProvider
 from tests.given import a_shop, an_order
-from tests.kafka_support import held_rows, wait_until, Serve, new_topics, produce, read_topic
+from tests.kafka_support import outcomes_by_command, held_rows, wait_until, Serve, new_topics, produce, read_topic
 
 pytestmark = pytest.mark.kafka
 orders_count = 8  # within the shop's rice (10 bags, one ordered) and its credit
@@ -46,14 +46,6 @@ def until(condition, what: str) -> None:
     wait_until(condition, wait_s_max, what, 0.05)
 
 
-def outcomes_of(records) -> dict[str, list[dict]]:
-    found: dict[str, list[dict]] = {}
-    for record in records:
-        out = orjson.loads(record.value)
-        found.setdefault(out["command_id"], []).append(out)
-    return found
-
-
 def test_a_link_the_provider_holds_up_delays_no_order_behind_it(kafka_bootstrap, db_url, fake, tmp_path: Path):
     fake.reset()
     topics, order_id = new_topics(kafka_bootstrap), a_shop_with_an_order(db_url)
@@ -64,13 +56,13 @@ def test_a_link_the_provider_holds_up_delays_no_order_behind_it(kafka_bootstrap,
         produce(kafka_bootstrap, topics.commands, [link])
         until(lambda: fake.held == 1, "the link's call at the provider")
         produce(kafka_bootstrap, topics.commands, orders)
-        seen = outcomes_of(read_topic(kafka_bootstrap, topics.outcomes, until=lambda rs: sum(
+        seen = outcomes_by_command(read_topic(kafka_bootstrap, topics.outcomes, until=lambda rs: sum(
             orjson.loads(r.value)["command_id"].startswith("o") for r in rs) >= orders_count))
         assert "link-1" not in seen  # every order answered while the link is still at the provider
         assert all(outs[0]["status"] == "accepted" for c, outs in seen.items() if c.startswith("o"))
         assert held_rows(db_url) == 1
         fake.release()
-        seen = outcomes_of(read_topic(kafka_bootstrap, topics.outcomes, until=lambda rs: any(
+        seen = outcomes_by_command(read_topic(kafka_bootstrap, topics.outcomes, until=lambda rs: any(
             orjson.loads(r.value)["command_id"] == "link-1" for r in rs)))
         assert serve.stop() == 0, serve.output()
     [answer] = seen["link-1"]
@@ -94,7 +86,7 @@ def test_a_link_held_when_serve_is_killed_is_answered_by_the_next_by_its_referen
         fake.release()
         until(lambda: fake.held == 0, "the provider to answer the dead caller")
         serve.start()
-        seen = outcomes_of(read_topic(kafka_bootstrap, topics.outcomes, until=lambda rs: any(
+        seen = outcomes_by_command(read_topic(kafka_bootstrap, topics.outcomes, until=lambda rs: any(
             orjson.loads(r.value)["command_id"] == "link-1" for r in rs)))
         assert serve.stop() == 0, serve.output()
     finally:

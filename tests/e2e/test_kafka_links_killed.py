@@ -24,7 +24,7 @@ from tests.builders import command, known, line, order, payment_link, raw
 from tests.e2e.test_links_killed import locked
 from tests.fake_provider import SECRET, FakeProvider
 from tests.given import a_shop, agent, owner
-from tests.kafka_support import held_rows, wait_until, Serve, applied, new_topics, read_topic
+from tests.kafka_support import outcomes_by_command, held_rows, wait_until, Serve, applied, new_topics, read_topic
 
 pytestmark = pytest.mark.kafka
 links_count = 200
@@ -94,14 +94,6 @@ def partitions_held(serve: Serve, topic: str) -> set[int]:
 
 def until(condition, what: str) -> None:
     wait_until(condition, wait_s_max, what, poll_s)
-
-
-def outcomes_of(records) -> dict[str, list[dict]]:
-    found: dict[str, list[dict]] = {}
-    for record in records:
-        out = orjson.loads(record.value)
-        found.setdefault(out["command_id"], []).append(out)
-    return found
 
 
 def rebalancing(serve: Serve) -> int:
@@ -188,8 +180,8 @@ def test_a_serve_killed_at_any_step_of_pipelined_links_leaves_one_transaction_a_
         killed.start()
         # then the group answers every command and holds none
         ids = {orjson.loads(c)["command_id"] for cs in link_commands.values() for c in cs}
-        seen = outcomes_of(read_topic(kafka_bootstrap, topics.outcomes, timeout_s=wait_s_max,
-                                      until=lambda rs: ids <= set(outcomes_of(rs))))
+        seen = outcomes_by_command(read_topic(kafka_bootstrap, topics.outcomes, timeout_s=wait_s_max,
+                                      until=lambda rs: ids <= set(outcomes_by_command(rs))))
         assert set(seen) == ids, f"{len(ids - set(seen))} commands not answered"
         until(lambda: held_rows(db_url) == 0, "no command held")
         assert killed.stop() == 0, killed.output()
