@@ -16,6 +16,7 @@ once they are in, batches in their order.
 """
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
 import time
@@ -62,12 +63,35 @@ def _made(provider: PaymentProvider, hold: Hold) -> Made:
         return Made(provider.create_link(business_id=issued.business_id or "", order_id=issued.order_id,
                                          reference=issued.reference, amount=issued.amount, currency=hold.currency),
                     amount=issued.amount)
-    except ProviderUnavailable as exc:
+    except Exception as exc:
+        return _unmade(provider, hold, exc)
+
+
+async def _made_async(provider: PaymentProvider, hold: Hold) -> Made:
+    """`_made` on the running loop: the provider's own `create_link_async`, else its blocking
+    call in a thread."""
+    issued = hold.issued
+    assert issued is not None
+    asked = dict(business_id=issued.business_id or "", order_id=issued.order_id, reference=issued.reference,
+                 amount=issued.amount, currency=hold.currency)
+    call = getattr(provider, "create_link_async", None)
+    try:
+        url = await call(**asked) if call is not None else await asyncio.to_thread(provider.create_link, **asked)
+        return Made(url, amount=issued.amount)
+    except Exception as exc:
+        return _unmade(provider, hold, exc)
+
+
+def _unmade(provider: PaymentProvider, hold: Hold, exc: Exception) -> Made:
+    """No link: the provider's refusal, or a fault of ours or the library's (still one answer,
+    never a stuck link owed)."""
+    issued = hold.issued
+    assert issued is not None
+    if isinstance(exc, ProviderUnavailable):
         log.warning("%s made no link for %s: %s", provider.name, issued.reference, exc)
         return Made(None, first_line(exc), issued.amount)
-    except Exception as exc:  # a fault of ours or the library's: still one answer, never a stuck link owed
-        log.exception("%s: asking for link %s failed", provider.name, issued.reference)
-        return Made(None, f"{type(exc).__name__}: {first_line(exc)}", issued.amount)
+    log.error("%s: asking for link %s failed", provider.name, issued.reference, exc_info=exc)
+    return Made(None, f"{type(exc).__name__}: {first_line(exc)}", issued.amount)
 
 
 class Asking:
@@ -95,6 +119,42 @@ class Asking:
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+class AskingOnLoop:
+    """`Asking` on the running event loop (`ledger serve`): a task a reference, at most
+    `links_in_flight_max` calls at once; no thread, unless the provider has no calls for a loop."""
+
+    def __init__(self, provider: PaymentProvider):
+        self.provider = provider
+        self._slots = asyncio.Semaphore(links_in_flight_max)
+        self._calls: dict[str, asyncio.Task[Made]] = {}
+
+    def start(self, holds: Sequence[Hold]) -> dict[str, asyncio.Task[Made]]:
+        for hold in holds:
+            if hold.issued is not None and hold.issued.reference not in self._calls:
+                self._calls[hold.issued.reference] = asyncio.ensure_future(self._made(hold))
+        return {h.issued.reference: self._calls[h.issued.reference] for h in holds if h.issued is not None}
+
+    async def _made(self, hold: Hold) -> Made:
+        async with self._slots:
+            return await _made_async(self.provider, hold)
+
+    def answers(self, calls: dict[str, asyncio.Task[Made]]) -> dict[str, Made]:
+        """Their answers: every call is done (`Ahead.answered`)."""
+        made = {reference: call.result() for reference, call in calls.items()}
+        for reference in made:
+            self._calls.pop(reference, None)
+        return made
+
+    async def aclose(self) -> None:
+        calls, self._calls = list(self._calls.values()), {}
+        for call in calls:
+            call.cancel()
+        await asyncio.gather(*calls, return_exceptions=True)
+        client = getattr(self.provider, "aio", None)
+        if client is not None:
+            await client.aclose()
 
 
 @dataclass

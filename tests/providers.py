@@ -3,6 +3,7 @@ ones are asked to be, counting what it was asked; it can be down, or run a step 
 while a call is in hand (the writer's lock must be free then)."""
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections import Counter
 from collections.abc import Callable
@@ -39,3 +40,9 @@ class CountingProvider(SandboxProvider):
         if self.crash_after:
             raise Crash(reference)
         return f"https://pay.counting.invalid/{reference}"
+
+    async def create_link_async(self, *, business_id: str, order_id: str, reference: str, amount: int,
+                                currency: str | None = None) -> str:
+        """In a thread, as a provider without calls of its own for a loop: `during` may block."""
+        return await asyncio.to_thread(self.create_link, business_id=business_id, order_id=order_id,
+                                       reference=reference, amount=amount, currency=currency)

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Collection
-from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 from aiokafka.structs import ConsumerRecord
@@ -18,7 +17,7 @@ class Ahead:
     records: list[ConsumerRecord]  # the poll's records written by its first round, in order
     raws: list[Raw]  # each record's input as the first round read it
     first: Handled  # the first round: `holds` are the commands held
-    calls: dict[str, Future[Made]]  # the provider's calls they wait for, by reference
+    calls: dict[str, asyncio.Future[Made]]  # the provider's calls they wait for, by reference (tasks on the loop)
     started: float  # when the poll's first round began (perf_counter): a held command's time to its outcome
     gone: set[int] = field(default_factory=set)  # holds (by `at`) another process answers: not ours any more
 
@@ -27,7 +26,7 @@ class Ahead:
 
     async def answered(self) -> None:
         """Until every call is answered (each ends within the provider adapter's timeout)."""
-        waiting = [asyncio.wrap_future(call) for call in self.calls.values() if not call.done()]
+        waiting = [call for call in self.calls.values() if not call.done()]
         if waiting:
             await asyncio.wait(waiting)
 

@@ -180,7 +180,7 @@ class Server:
         await self.producer.stop()
         self.relay_wakes.cancel()  # the child's last steps cover what a late wake would have
         await asyncio.to_thread(self.runtime.close)  # the child relays and projects the rest first
-        self.writer.close()
+        await self.writer.aclose()
         log.info("stopped after applying %d commands", self.writer.applied_count)
 
 

@@ -33,7 +33,7 @@ from consumers.kafka.publisher import Publisher
 from consumers.kafka.topics import Topics
 from consumers.runtime import Runtime
 from ledger.batch import Waiting
-from ledger.links import Asking, batches_ahead_max, waiting_for
+from ledger.links import AskingOnLoop, batches_ahead_max, waiting_for
 from ledger.retry import any_failure, retrying_async
 from ledger.service import Handled, Raw
 from ledger.store.database import Statement
@@ -56,7 +56,7 @@ class Writer:
         # perf: bench.memory 300k, the default pool instead: serve's RSS at the end 372 and 357 MB against 349 and 355.
         self._thread = ThreadPoolExecutor(1, thread_name_prefix="ledger-writer")
         self._ahead: deque[Ahead] = deque()  # batches written but for their held commands, in order
-        self._asking: Asking | None = None  # the provider's calls in flight (made at the first link)
+        self._asking: AskingOnLoop | None = None  # the provider's calls in flight (made at the first link)
         self._added = asyncio.Event()  # a batch was added to `_ahead`
 
     async def write(self, door: str, parts: Parts, stop: asyncio.Event) -> int:
@@ -81,9 +81,9 @@ class Writer:
         """Commands written but for their outcomes, held for the provider's answer."""
         return sum(len(ahead.first.holds) for ahead in self._ahead)
 
-    def close(self) -> None:
+    async def aclose(self) -> None:
         if self._asking is not None:
-            self._asking.close()
+            await self._asking.aclose()
         self._thread.shutdown()
 
     async def _attempt(self, door: str, parts: Parts) -> bool:
@@ -115,7 +115,7 @@ class Writer:
         await self.publisher.owe(handled.extra)
         if handled.holds:
             if self._asking is None:
-                self._asking = Asking(self.runtime.ledger.provider)
+                self._asking = AskingOnLoop(self.runtime.ledger.provider)
             self._ahead.append(Ahead(door, records, raws, handled, self._asking.start(handled.holds), started))
             self._added.set()
         return True

@@ -44,6 +44,9 @@ class PaymentProvider(Protocol):
         return it, or raise ProviderUnavailable. Called after the decision commits, never
         under the writer's lock, at most once a reference by this process."""
 
+    # Optional: `async def create_link_async(...)` with create_link's arguments, answers and
+    # failures, awaited on `ledger serve`'s event loop (a provider without it is called in a thread).
+
     def verify(self, body: bytes, headers: Mapping[str, str]) -> bool:
         """True only if the raw body carries the provider's valid signature."""
 
@@ -94,6 +97,11 @@ class SandboxProvider:
     def create_link(self, *, business_id: str, order_id: str, reference: str, amount: int,
                     currency: str | None = None) -> str:
         return f"{self.base_url}/{reference}"
+
+    async def create_link_async(self, *, business_id: str, order_id: str, reference: str, amount: int,
+                                currency: str | None = None) -> str:
+        return self.create_link(business_id=business_id, order_id=order_id, reference=reference, amount=amount,
+                                currency=currency)  # no I/O: made on the loop itself
 
     def sign(self, body: bytes) -> str:
         return hmac_sha512_hex(self.secret, body)

@@ -70,10 +70,10 @@ class Client:
         url = urlsplit(config.api_url)
         if url.scheme not in ("http", "https") or not url.hostname:
             raise PaymentConfigError(f"{api_url_env} must be an http:// or https:// URL")
-        self.name, self._timeout_s = name, config.timeout_s
-        self._host, self._port, self._prefix = url.hostname, url.port, url.path.rstrip("/")
+        self.name, self.timeout_s = name, config.timeout_s
+        self.host, self.port, self.prefix = url.hostname, url.port, url.path.rstrip("/")
         # https: the system's certificate store, hostnames checked (SSL_CERT_FILE/SSL_CERT_DIR honoured).
-        self._tls = ssl.create_default_context() if url.scheme == "https" else None
+        self.tls = ssl.create_default_context() if url.scheme == "https" else None
         self._headers = {"Authorization": f"Bearer {config.secret}", "Accept": "application/json",
                          "User-Agent": "agent-order-ledger"}
         self._idle: list[http.client.HTTPConnection] = []  # the last one back is the next one out
@@ -85,15 +85,10 @@ class Client:
     def call(self, method: str, path: str, *, json: Any = None, form: dict[str, str] | None = None,
              headers: Mapping[str, str] | None = None) -> dict[str, Any]:
         """`json` or `form` is the request's body (JSON, or form-encoded as Stripe takes it)."""
-        sent = dict(self._headers, **(headers or {}))
-        body = None
-        if json is not None:
-            body, sent["Content-Type"] = orjson.dumps(json), "application/json"
-        elif form is not None:
-            body, sent["Content-Type"] = urlencode(form).encode(), "application/x-www-form-urlencoded"
+        body, sent = self.request(json, form, headers)
         conn = self._take()
         try:
-            conn.request(method, self._prefix + path, body, sent)
+            conn.request(method, self.prefix + path, body, sent)
             answer = conn.getresponse()
             content = answer.read(answer_bytes_max + 1)
         except TimeoutError:
@@ -103,18 +98,33 @@ class Client:
             conn.close()
             raise ProviderUnavailable(f"{self.name} {method} {path}: {type(exc).__name__}") from None
         self._give_back(conn, answer)
+        return self.answered(method, path, answer.status, answer.reason, content)
+
+    def request(self, json: Any, form: dict[str, str] | None,
+                headers: Mapping[str, str] | None) -> tuple[bytes | None, dict[str, str]]:
+        """A request's body and headers (ours, then the call's)."""
+        sent = dict(self._headers, **(headers or {}))
+        body = None
+        if json is not None:
+            body, sent["Content-Type"] = orjson.dumps(json), "application/json"
+        elif form is not None:
+            body, sent["Content-Type"] = urlencode(form).encode(), "application/x-www-form-urlencoded"
+        return body, sent
+
+    def answered(self, method: str, path: str, status: int, reason: str, content: bytes) -> dict[str, Any]:
+        """The JSON object of a 2xx answer (at most `answer_bytes_max`), else ProviderUnavailable."""
         read = _json(content)
-        if not 200 <= answer.status < 300 or read is None:
-            said = _said(read) or one_line(answer.reason)
-            raise ProviderUnavailable(f"{self.name} {method} {path}: {answer.status} {said}"[:error_chars_max])
+        if not 200 <= status < 300 or read is None:
+            said = _said(read) or one_line(reason)
+            raise ProviderUnavailable(f"{self.name} {method} {path}: {status} {said}"[:error_chars_max])
         return read
 
     def _take(self) -> http.client.HTTPConnection:
         with self._lock:
             conn = self._idle.pop() if self._idle else None
         if conn is None:
-            return (http.client.HTTPSConnection(self._host, self._port, timeout=self._timeout_s, context=self._tls)
-                    if self._tls else http.client.HTTPConnection(self._host, self._port, timeout=self._timeout_s))
+            return (http.client.HTTPSConnection(self.host, self.port, timeout=self.timeout_s, context=self.tls)
+                    if self.tls else http.client.HTTPConnection(self.host, self.port, timeout=self.timeout_s))
         if conn.sock is not None and _readable(conn.sock):
             conn.close()  # an idle connection has nothing to read unless the provider closed it: the request opens anew
         return conn

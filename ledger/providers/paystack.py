@@ -23,6 +23,7 @@ from commands.values import Id, PositiveInt
 from commands.parsing import first_error
 from ledger.providers.base import ProviderUnavailable, _header, hmac_sha512_matches
 from ledger.providers.http import Client, Secret, config_from_env
+from ledger.providers.http_async import AsyncClient
 from ledger.core.webhook import Payment, Refusal, malformed, mismatch, peek, unreadable
 
 signature_header = "x-paystack-signature"
@@ -50,18 +51,25 @@ class PaystackProvider:
         self._secret = Secret(config.secret.encode())
         self.email = (env if env is not None else os.environ).get(email_env) or email_default
         self.api = Client(self.name, config)
+        self.aio = AsyncClient(self.api)  # serve's link calls, on its event loop
 
     def create_link(self, *, business_id: str, order_id: str, reference: str, amount: int,
                     currency: str | None = None) -> str:
+        request = self._link_request(business_id, order_id, reference, amount, currency)
+        return _link_url(self.api.call("POST", "/transaction/initialize", json=request))
+
+    async def create_link_async(self, *, business_id: str, order_id: str, reference: str, amount: int,
+                                currency: str | None = None) -> str:
+        request = self._link_request(business_id, order_id, reference, amount, currency)
+        return _link_url(await self.aio.call("POST", "/transaction/initialize", json=request))
+
+    def _link_request(self, business_id: str, order_id: str, reference: str, amount: int,
+                      currency: str | None) -> dict[str, Any]:
         request: dict[str, Any] = {"email": self.email, "amount": str(amount), "reference": reference,
                                    "metadata": {"business_id": business_id, "order_id": order_id}}
         if currency is not None:  # else the account's default currency
             request["currency"] = currency
-        answer = self.api.call("POST", "/transaction/initialize", json=request)
-        url = (answer.get("data") or {}).get("authorization_url") if answer.get("status") is True else None
-        if not isinstance(url, str) or not url.startswith("https://"):
-            raise ProviderUnavailable("paystack POST /transaction/initialize: no authorization_url in the answer")
-        return url
+        return request
 
     def verify(self, body: bytes, headers: Mapping[str, str]) -> bool:
         return hmac_sha512_matches(self._secret, body, _header(headers, signature_header))
@@ -96,6 +104,13 @@ class PaystackProvider:
         if record != said:
             return mismatch(payment, f"paystack's record (status, reference, amount, currency) is {_shown(record)}")
         return payment
+
+
+def _link_url(answer: dict[str, Any]) -> str:
+    url = (answer.get("data") or {}).get("authorization_url") if answer.get("status") is True else None
+    if not isinstance(url, str) or not url.startswith("https://"):
+        raise ProviderUnavailable("paystack POST /transaction/initialize: no authorization_url in the answer")
+    return url
 
 
 def _shown(record: tuple[Any, ...]) -> str:

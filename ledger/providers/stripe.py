@@ -24,6 +24,7 @@ from commands.values import Id, PositiveInt
 from commands.parsing import first_error
 from ledger.providers.base import MissingSecret, ProviderUnavailable, _header
 from ledger.providers.http import Client, Secret, config_from_env
+from ledger.providers.http_async import AsyncClient
 from ledger.core.webhook import Payment, Refusal, malformed, mismatch, peek, unreadable
 
 signature_header = "Stripe-Signature"
@@ -32,6 +33,7 @@ webhook_secret_env = "LEDGER_PAYMENT_WEBHOOK_SECRET"  # the endpoint's signing s
 success_url_env = "LEDGER_PAYMENT_SUCCESS_URL"
 success_url_default = "https://example.com/paid"
 signature_tolerance_s = 300  # Stripe's libraries' default: a delivery older than this is a replay
+_SESSIONS = "/v1/checkout/sessions"
 _PAID_EVENTS = frozenset({"checkout.session.completed", "checkout.session.async_payment_succeeded"})
 # https://docs.stripe.com/currencies: units Stripe counts where they are not ISO's minor units.
 _ZERO_DECIMAL = frozenset("BIF CLP DJF GNF JPY KMF KRW MGA PYG RWF UGX VND VUV XAF XOF XPF".split())
@@ -66,23 +68,29 @@ class StripeProvider:
         self.success_url = env.get(success_url_env) or success_url_default
         self.now = now
         self.api = Client(self.name, config)
+        self.aio = AsyncClient(self.api)  # serve's link calls, on its event loop
 
     def create_link(self, *, business_id: str, order_id: str, reference: str, amount: int,
                     currency: str | None = None) -> str:
+        form = self._link_form(business_id, order_id, reference, amount, currency)
+        return _link_url(self.api.call("POST", _SESSIONS, form=form, headers={"Idempotency-Key": reference}))
+
+    async def create_link_async(self, *, business_id: str, order_id: str, reference: str, amount: int,
+                                currency: str | None = None) -> str:
+        form = self._link_form(business_id, order_id, reference, amount, currency)
+        return _link_url(await self.aio.call("POST", _SESSIONS, form=form, headers={"Idempotency-Key": reference}))
+
+    def _link_form(self, business_id: str, order_id: str, reference: str, amount: int,
+                   currency: str | None) -> dict[str, str]:
         if currency is None:
             raise ProviderUnavailable("stripe: the business has no currency set (SetCurrency): Stripe needs one")
-        form = {"mode": "payment", "success_url": self.success_url, "client_reference_id": reference,
+        return {"mode": "payment", "success_url": self.success_url, "client_reference_id": reference,
                 "line_items[0][quantity]": "1",
                 "line_items[0][price_data][currency]": currency.lower(),
                 "line_items[0][price_data][unit_amount]": str(to_stripe(amount, currency)),
                 "line_items[0][price_data][product_data][name]": f"Order {order_id}",
                 "metadata[business_id]": business_id, "metadata[order_id]": order_id,
                 "metadata[reference]": reference}
-        answer = self.api.call("POST", "/v1/checkout/sessions", form=form, headers={"Idempotency-Key": reference})
-        url = answer.get("url")
-        if not isinstance(url, str) or not url.startswith("https://"):
-            raise ProviderUnavailable("stripe POST /v1/checkout/sessions: no url in the answer")
-        return url
 
     def verify(self, body: bytes, headers: Mapping[str, str]) -> bool:
         """Any v1 signature of `t.body` matches, and `t` is within the tolerance of now."""
@@ -131,6 +139,13 @@ class StripeProvider:
             return mismatch(payment, f"stripe's record (payment_status, client_reference_id, amount, currency) is "
                                      f"{tuple(str(v)[:64] for v in record)}")
         return payment
+
+
+def _link_url(answer: dict[str, Any]) -> str:
+    url = answer.get("url")
+    if not isinstance(url, str) or not url.startswith("https://"):
+        raise ProviderUnavailable(f"stripe POST {_SESSIONS}: no url in the answer")
+    return url
 
 
 def to_stripe(amount: int, currency: str) -> int:

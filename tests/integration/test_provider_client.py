@@ -137,5 +137,5 @@ def test_an_api_url_that_is_not_http_or_https_is_a_configuration_error(url):
 
 
 def test_https_checks_the_providers_certificate_and_its_name():
-    tls = client("https://api.paystack.co")._tls
+    tls = client("https://api.paystack.co").tls
     assert tls is not None and (tls.verify_mode, tls.check_hostname) == (ssl.CERT_REQUIRED, True)
