@@ -19,6 +19,7 @@ from ledger.providers.base import ProviderUnavailable
 from ledger.providers.http import Client, answer_bytes_max, idle_connections_max
 
 head_bytes_max = 16 * 1024  # a status line and headers; more is not an answer of the providers
+interim_answers_max = 4  # 1xx answers passed over before the real one
 _BODILESS = frozenset({204, 304})
 _TOO_LARGE = b"\0" * (answer_bytes_max + 1)  # an answer longer than a provider's: not read, never JSON
 
@@ -114,7 +115,17 @@ def _encoded(method: str, target: str, host: str, headers: Mapping[str, str], bo
 
 async def _answer(reader: asyncio.StreamReader) -> tuple[int, str, bytes, bool]:
     """Status, reason, body (at most `answer_bytes_max` + 1 bytes), and whether the connection
-    can carry another call."""
+    can carry another call. Interim answers (1xx: a `100 Continue` nobody asked for) are passed
+    over, at most `interim_answers_max` of them."""
+    for _ in range(interim_answers_max + 1):
+        status, reason, fields, keep = await _head(reader)
+        if not 100 <= status < 200:
+            content = await _body(reader, status, fields)
+            return status, reason, content, keep and _whole(fields) and content is not _TOO_LARGE
+    raise Malformed("interim answers")
+
+
+async def _head(reader: asyncio.StreamReader) -> tuple[int, str, dict[str, str], bool]:
     head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1")
     status_line, *lines = head[:-4].split("\r\n")
     version, _, rest = status_line.partition(" ")
@@ -128,25 +139,33 @@ async def _answer(reader: asyncio.StreamReader) -> tuple[int, str, bytes, bool]:
         if not colon or not name or (name in fields and name in ("content-length", "transfer-encoding")):
             raise Malformed("header")
         fields[name] = value.strip()
-    status = int(code)
     keep = version == "HTTP/1.1" and "close" not in fields.get("connection", "").lower()
-    if status in _BODILESS or 100 <= status < 200:
-        return status, reason, b"", keep
+    return int(code), reason, fields, keep
+
+
+async def _body(reader: asyncio.StreamReader, status: int, fields: dict[str, str]) -> bytes:
+    """The answer's body, or `_TOO_LARGE` (its rest left unread: the connection is not kept)."""
+    if status in _BODILESS:
+        return b""
     if "chunked" in fields.get("transfer-encoding", "").lower():
-        content, whole = await _chunked(reader)
-        return status, reason, content, keep and whole
+        return await _chunked(reader)
     if "content-length" in fields:
         length = fields["content-length"]
         if not length.isdigit() or len(length) > 18:
             raise Malformed("content-length")
         if int(length) > answer_bytes_max:
-            return status, reason, _TOO_LARGE, False
-        return status, reason, await reader.readexactly(int(length)), keep
-    return status, reason, await _until_end(reader), False
+            return _TOO_LARGE
+        return await reader.readexactly(int(length))
+    return await _until_end(reader)
 
 
-async def _chunked(reader: asyncio.StreamReader) -> tuple[bytes, bool]:
-    """The chunks' bytes, and True if read to their end (else cut at `answer_bytes_max` + 1)."""
+def _whole(fields: dict[str, str]) -> bool:
+    """Whether the body's end is marked, so the connection can carry another answer."""
+    return "chunked" in fields.get("transfer-encoding", "").lower() or "content-length" in fields
+
+
+async def _chunked(reader: asyncio.StreamReader) -> bytes:
+    """The chunks' bytes, or `_TOO_LARGE` at `answer_bytes_max` (the rest left unread)."""
     content = bytearray()
     while True:
         size_line = (await reader.readuntil(b"\r\n"))[:-2].split(b";", 1)[0].strip()
@@ -156,9 +175,9 @@ async def _chunked(reader: asyncio.StreamReader) -> tuple[bytes, bool]:
         if size == 0:
             while await reader.readuntil(b"\r\n") != b"\r\n":
                 pass  # trailers: none of ours
-            return bytes(content), True
+            return bytes(content)
         if len(content) + size > answer_bytes_max:
-            return _TOO_LARGE, False
+            return _TOO_LARGE
         content += await reader.readexactly(size)
         if await reader.readexactly(2) != b"\r\n":
             raise Malformed("chunk end")

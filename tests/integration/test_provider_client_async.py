@@ -143,6 +143,11 @@ def test_a_chunked_answer_is_read_whole_and_its_connection_kept():
     assert served(reply, calls=3) == ([{"status": True}] * 3, 1)
 
 
+def test_an_interim_answer_nobody_asked_for_is_passed_over():
+    reply = answering(b"HTTP/1.1 100 Continue\r\n\r\n", b"HTTP/1.1 200 OK\r\nContent-Length: 16\r\n\r\n{\"status\": true}")
+    assert served(reply, calls=2) == ([{"status": True}] * 2, 1)
+
+
 def test_an_answer_without_a_length_is_read_to_the_connections_end():
     reply = answering(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n{\"status\": true}", close=True)
     assert served(reply, calls=2) == ([{"status": True}] * 2, 2)
@@ -164,7 +169,9 @@ def test_a_chunked_answer_too_long_is_unavailable_and_its_connection_dropped():
     b"HTTP/1.1 200 OK\r\nno colon here\r\n\r\n{}",
     b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
     b"HTTP/1.1 200 OK\r\nX-Long: " + b"a" * 20_000 + b"\r\n\r\n",
-], ids=["no-code", "not-http", "two-lengths", "negative-length", "no-colon", "bad-chunk", "head-too-long"])
+    b"HTTP/1.1 100 Continue\r\n\r\n" * 6,
+], ids=["no-code", "not-http", "two-lengths", "negative-length", "no-colon", "bad-chunk", "head-too-long",
+        "only-interim"])
 def test_an_answer_that_is_not_http_is_unavailable_and_the_next_call_opens_anew(head):
     answers, opened = served(answering(head), calls=2)
     assert all(isinstance(a, ProviderUnavailable) for a in answers) and opened == 2
