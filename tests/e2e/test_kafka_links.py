@@ -71,6 +71,36 @@ def test_a_link_the_provider_holds_up_delays_no_order_behind_it(kafka_bootstrap,
     assert held_rows(db_url) == 0
 
 
+@pytest.mark.parametrize("outage", ["down", "past-timeout"])
+def test_a_provider_out_answers_the_link_provider_unavailable_closes_it_and_delays_no_order(
+        kafka_bootstrap, db_url, fake, tmp_path: Path, outage):
+    # given a provider that answers 503, or answers only after serve's timeout
+    fake.reset()
+    topics, order_id = new_topics(kafka_bootstrap), a_shop_with_an_order(db_url)
+    if outage == "down":
+        fake.down = True
+    else:
+        fake.delay_s = 3.0
+    env = dict(paystack_env(fake), LEDGER_PAYMENT_TIMEOUT_S="1")
+    link = b.raw(b.payment_link(order_id, command_id="link-1"))
+    orders = [b.raw(b.order("cust-1", [b.line("rice", 1)], command_id=f"o{n}")) for n in range(orders_count)]
+    # when the link is asked for with orders behind it
+    with Serve(kafka_bootstrap, db_url, topics, fresh_group(), tmp_path, env=env) as serve:
+        produce(kafka_bootstrap, topics.commands, [link, *orders])
+        seen = outcomes_by_command(read_topic(kafka_bootstrap, topics.outcomes, until=lambda rs: len(
+            {orjson.loads(r.value)["command_id"] for r in rs}) >= orders_count + 1))
+        assert serve.stop() == 0, serve.output()
+    # then every order is placed, the link answered once, refused, and nothing is owed or held
+    assert all(seen[f"o{n}"][0]["status"] == "accepted" for n in range(orders_count))
+    [answer] = seen["link-1"]
+    assert (answer["status"], answer["reason"]) == ("blocked", "provider_unavailable")
+    assert fake.requests["POST /transaction/initialize"] == 1
+    assert held_rows(db_url) == 0
+    store = Store(db_url)
+    assert store.load("shop-1").link_requests == {}
+    store.close()
+
+
 @pytest.mark.parametrize("where", ["before", "after"])
 def test_a_link_held_when_serve_is_killed_is_answered_by_the_next_by_its_reference(
         kafka_bootstrap, db_url, fake, tmp_path: Path, where: str):
