@@ -74,6 +74,9 @@ class Client:
         self.host, self.port, self.prefix = url.hostname, url.port, url.path.rstrip("/")
         # https: the system's certificate store, hostnames checked (SSL_CERT_FILE/SSL_CERT_DIR honoured).
         self.tls = ssl.create_default_context() if url.scheme == "https" else None
+        if not header_safe(config.secret):  # http.client's refusal would quote the header: the key
+            raise PaymentConfigError(f"{secret_env} holds a control character or one an HTTP header cannot "
+                                     "carry (a newline pasted with it?): set the key alone")
         self._headers = {"Authorization": f"Bearer {config.secret}", "Accept": "application/json",
                          "User-Agent": "agent-order-ledger"}
         self._idle: list[http.client.HTTPConnection] = []  # the last one back is the next one out
@@ -103,6 +106,8 @@ class Client:
     def request(self, json: Any, form: dict[str, str] | None,
                 headers: Mapping[str, str] | None) -> tuple[bytes | None, dict[str, str]]:
         """A request's body and headers (ours, then the call's)."""
+        if headers and not all(header_safe(v) for v in headers.values()):
+            raise ProviderUnavailable(f"{self.name}: a request header holds a character HTTP cannot carry")
         sent = dict(self._headers, **(headers or {}))
         body = None
         if json is not None:
@@ -143,6 +148,11 @@ class Client:
             idle, self._idle = self._idle, []
         for conn in idle:
             conn.close()
+
+
+def header_safe(value: str) -> bool:
+    """Latin-1 without control characters: what an HTTP/1.1 header value carries as it is."""
+    return all(" " <= c <= "\xff" and not "\x7f" <= c < "\xa0" for c in value)
 
 
 def _readable(sock: socket.socket) -> bool:

@@ -130,6 +130,19 @@ def test_no_provider_listening_is_unavailable():
         client("http://127.0.0.1:9").call("POST", "/pay", json={})
 
 
+@pytest.mark.parametrize("secret", ["sk_test_abc\n", "sk\r\nX-Injected: 1", "sk\x00", "sk\u2019", "sk\x85"])
+def test_a_secret_no_http_header_carries_is_refused_at_start_without_quoting_it(secret):
+    with pytest.raises(PaymentConfigError) as refused:
+        Client("paystack", Config(secret, "http://127.0.0.1:9", 5.0))
+    assert "sk" not in str(refused.value) and "LEDGER_PAYMENT_SECRET" in str(refused.value)
+
+
+def test_a_call_s_own_header_no_http_header_carries_is_unavailable_before_sending(provider):
+    with pytest.raises(ProviderUnavailable, match="^paystack: a request header holds"):
+        client(provider.url).call("POST", "/pay", json={}, headers={"Idempotency-Key": "lnk\r\nX: 1"})
+    assert provider.asked == 0
+
+
 @pytest.mark.parametrize("url", ["ftp://api.example.com", "api.example.com", "https://"])
 def test_an_api_url_that_is_not_http_or_https_is_a_configuration_error(url):
     with pytest.raises(PaymentConfigError):
