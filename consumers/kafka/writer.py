@@ -184,11 +184,11 @@ class Writer:
         return True
 
     async def _settle_attempt(self, ahead: Ahead) -> bool:
+        assert self._asking is not None
+        made = self._asking.answers(ahead.calls)  # taken even if unused: the calls leave the pool's memory
         holds = ahead.ours()
         if not holds:
             return True  # answered already (found out by a resync)
-        assert self._asking is not None
-        made = self._asking.answers(ahead.calls)
         statements, tidy = self._answering(ahead.records_of(holds))
         handled = await asyncio.get_running_loop().run_in_executor(
             self._thread, lambda: self.runtime.settle([hold.item for hold in holds], [ahead.raws[hold.at] for hold in holds],
