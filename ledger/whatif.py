@@ -14,7 +14,8 @@ order it pays (`decide_payment`), never as to its amount. What depended on the w
 outside the log is marked `external`, not guessed: a link url the provider was never asked
 for, or a payment to a link the what-if world never issued.
 
-Pure: no clock, ids or I/O. The caller streams the log in and takes the report out.
+No clock or ids, and no I/O but a private scratch file of what memory forgets (ledger/whatif_scratch.py).
+The caller streams the log in and takes the report out.
 """
 from __future__ import annotations
 
@@ -30,8 +31,9 @@ from ledger.core.decide import Stamp, decide as recorded_decide
 from ledger.core.outcome import Outcome, outcome
 from ledger.core.state import BusinessState
 from ledger.core.webhook import Payment, decide_payment
-from ledger.whatif_log import (Redecided, World, checksum, command_of, continues, parse_change, parsed,
+from ledger.whatif_log import (Redecided, World, checksum, command_of, continues, naming, parse_change, parsed,
                                stamp_id, with_urls)
+from ledger.whatif_scratch import Scratch
 
 __all__ = ["Change", "Redecided", "Replay", "checksum", "parse_change"]
 
@@ -42,6 +44,8 @@ _DOOR_REASONS = frozenset({"not_permitted", "command_id_reused"})
 # What the shell writes around a decision (a link asked of the provider, and its failure): in
 # the what-if world a link is asked for only where it decides one.
 _SHELLS = (ev.PaymentLinkRequested, ev.PaymentLinkFailed)
+# Decisions between two trims of each world's states to what memory keeps (ledger/whatif_scratch.py).
+_forget_every = 1_000
 # Blocks that say an owner command's target does not exist yet: a change waits for it.
 _NOT_YET = frozenset({"unknown_customer", "unknown_product"})
 
@@ -70,7 +74,9 @@ class Replay:
                  since: int | str | None = None):
         self.decide = decide
         self.since = since
-        self.recorded, self.whatif = World(), World()
+        scratch = Scratch()
+        self.recorded, self.whatif = World(scratch, 0), World(scratch, 1)
+        self._decided = 0  # decisions folded: every `_forget_every`, each world forgets its oldest
         # The what-if world holds a state of its own only for the businesses where it parted
         # from the log; until then it reads the recorded one.
         self.parted: set[str | None] = set()
@@ -98,6 +104,10 @@ class Replay:
 
     def _settle(self, position: int, events: list[ev.Event]) -> Iterator[Redecided]:
         first = events[0]
+        self._decided += 1
+        if self._decided % _forget_every == 0:
+            self.recorded.forget()
+            self.whatif.forget()
         if self.since is not None and not _in_stretch(self.since, position, first.recorded_at):
             self._fold(first.business_id, events, events, counted=False)
             return
@@ -117,11 +127,16 @@ class Replay:
 
     def state(self, business_id: str | None) -> BusinessState:
         """A business's state in the what-if world."""
-        return (self.whatif if business_id in self.parted else self.recorded).state(business_id)
+        return self._world(business_id).state(business_id)
+
+    def _world(self, business_id: str | None) -> World:
+        """The world the what-if reads a business's state from."""
+        return self.whatif if business_id in self.parted else self.recorded
 
     def _part(self, business_id: str | None) -> None:
         if business_id not in self.parted:
             self.whatif.states[business_id] = copy.deepcopy(self.recorded.state(business_id))
+            self.recorded.scratch.copy(self.recorded.number, self.whatif.number, business_id or "")
             self.parted.add(business_id)
 
     def _fold(self, business_id: str | None, recorded: list[ev.Event], whatif: list[ev.Event],
@@ -154,6 +169,9 @@ class Replay:
         command = command_of(first.claimed)
         if command is None:  # the command no longer reads: what was recorded stands
             return list(recorded), ["the command as claimed no longer parses"]
+        named = naming(type(command))
+        if named is not None:
+            self._world(first.business_id).recall(first.business_id, command, named)
         stamp = Stamp(first.recorded_at, stamp_id(first, recorded))
         events = self.decide(self.state(first.business_id), command, stamp)
         ev.with_claim(events[0], first.claimed)
@@ -164,6 +182,8 @@ class Replay:
 
     def _payment(self, paid: ev.PaymentReceived) -> tuple[list[ev.Event], list[str]]:
         payment = Payment(paid.provider_event_id, paid.business_id or "", paid.reference, paid.amount)
+        world = self._world(paid.business_id)
+        world.scratch.recall_orders(world.number, world.state(paid.business_id), references=(paid.reference,))
         after = decide_payment(self.state(paid.business_id), payment, Stamp(paid.recorded_at, ""))
         if type(after[0]) is ev.WebhookRefused:
             return after, ["a payment to a link the what-if world never issued"]
@@ -182,6 +202,9 @@ class Replay:
             item = parsed(change.command)
             assert isinstance(item, Parsed), "changes are parsed when they are read"
             business_id = item.command.business_id
+            named = naming(type(item.command))
+            if named is not None:
+                self._world(business_id).recall(business_id, item.command, named)
             events = self.decide(self.state(business_id), item.command, Stamp(recorded_at or "", f"change-{len(self.applied)}"))
             if type(events[0]) is ev.CommandBlocked and events[0].reason in _NOT_YET:
                 self._due.append(change)  # applied as soon as its target exists

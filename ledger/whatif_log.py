@@ -1,6 +1,6 @@
 """The log's decisions read back for `ledger whatif` (ledger/whatif.py): each decision's
 command as claimed, its stamp, who its outcome is about, and what each world adds up to.
-Pure: no clock, ids or I/O."""
+No clock or ids; what a world forgets is in its scratch file (ledger/whatif_scratch.py)."""
 from __future__ import annotations
 
 import dataclasses
@@ -19,6 +19,7 @@ from ledger.core import codec, events as ev
 from ledger.core.outcome import Outcome, outcome
 from ledger.core.state import BusinessState
 from ledger.core.webhook import Payment, Refusal
+from ledger.whatif_scratch import Scratch
 
 
 @dataclass
@@ -83,12 +84,19 @@ class Totals:
                 "blocks": dict(sorted(self.blocks.items())), "escalations": self.escalations}
 
 
-class World:
-    """One fold of the log: its businesses' states and its totals."""
+# Events whose fold reads an order the world may have forgotten (ledger/whatif_scratch.py).
+_ON_ORDERS = frozenset({ev.PaymentLinkIssued, ev.PaymentLinkVoided, ev.PaymentReceived})
 
-    def __init__(self) -> None:
+
+class World:
+    """One fold of the log: its businesses' states and its totals. It keeps each business's
+    recent orders, references and escalations in memory, the older ones in `scratch` (as
+    world `number`), read back when named."""
+
+    def __init__(self, scratch: Scratch, number: int) -> None:
         self.states: dict[str | None, BusinessState] = {}
         self.totals = Totals()
+        self.scratch, self.number = scratch, number
 
     def state(self, business_id: str | None) -> BusinessState:
         state = self.states.get(business_id)
@@ -98,10 +106,52 @@ class World:
 
     def fold(self, events: Iterable[ev.Event], counted: bool = True) -> None:
         for e in events:
-            self.state(e.business_id).evolve(e)
+            state = self.state(e.business_id)
+            if type(e) in _ON_ORDERS and e.order_id not in state.orders:
+                self.scratch.recall_orders(self.number, state, (e.order_id,))
+            state.evolve(e)
         if counted:
             self.totals.add(events)
 
+    def recall(self, business_id: str | None, command: Any, named: tuple[bool, bool, bool]) -> None:
+        """What deciding `command` reads of its business that memory may have forgotten: the
+        order or escalation it names, a completed turn's escalations (`named`: `naming(command)`).
+        A fact not known has no value: nothing is read back for it."""
+        order, escalation, reply = named
+        state, facts, scratch = self.state(business_id), command.facts, self.scratch
+        if order and (order_id := facts.order_id.value) not in state.orders and order_id is not None:
+            scratch.recall_orders(self.number, state, (order_id,))
+        if escalation and (escalation_id := facts.escalation_id.value) not in state.escalations \
+                and escalation_id is not None:
+            scratch.recall_escalations(self.number, state, (escalation_id,))
+        if reply:
+            turn = (command.conversation_id, command.turn_id)
+            if (self.number, state.business_id, "turns") in scratch.forgot:
+                scratch.recall_turn(self.number, state, turn)
+            elif ids := state.escalated_turns.get(turn):
+                scratch.recall_escalations(self.number, state, ids)
+
+    def forget(self) -> None:
+        """Each business's state back to what memory keeps (`whatif_scratch.kept_max`)."""
+        for state in self.states.values():
+            self.scratch.forget(self.number, state)
+
+
+
+def naming(kind: type) -> tuple[bool, bool, bool] | None:
+    """Whether a command type's facts name an order, an escalation, a reply (its turn's
+    escalations): what `World.recall` reads back for it; None for a type that names none.
+    Once a type: pydantic answers an attribute a model lacks through its own __getattr__, slowly."""
+    try:
+        return _NAMING[kind]
+    except KeyError:
+        names = kind.model_fields["facts"].annotation.names()
+        named = ("order_id" in names, "escalation_id" in names, "reply" in names)
+        _NAMING[kind] = named = named if any(named) else None
+        return named
+
+
+_NAMING: dict[type, tuple[bool, bool, bool] | None] = {}
 
 
 def parse_change(command: dict[str, Any]) -> Parsed | str:
