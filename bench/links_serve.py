@@ -1,5 +1,6 @@
 """`ledger serve` with payment links (`python -m bench.links --door serve`): the sandbox against
-the Paystack adapter on the local fake provider answering each call in --provider-ms, over a
+the Paystack adapter on the local fake provider (a process of its own: bench/remote_fake.py)
+answering each call in --provider-ms, over a
 local Tansu broker, the same commands for both, in turns.
 
     python -m bench.links --door serve --commands 20000 --links-percent 5 --provider-ms 200 \
@@ -36,7 +37,8 @@ from bench.serve import ids, measure
 from consumers.kafka.topics import Topics, create_topics
 from tests import builders as b
 from tests.broker import running_broker
-from tests.fake_provider import SECRET, FakeProvider
+from bench.remote_fake import RemoteFake
+from tests.fake_provider import SECRET
 from tests.kafka_support import Serve, mixed_commands, produce, read_topic, setup_commands, wait_until
 
 businesses_count = 48
@@ -60,7 +62,7 @@ def _environment(values: dict[str, str]) -> Iterator[None]:
                 os.environ[k] = v
 
 
-def provider_env(provider: str, fake: FakeProvider) -> dict[str, str]:
+def provider_env(provider: str, fake: RemoteFake) -> dict[str, str]:
     # The sandbox signs with a secret of its own (32 bytes at least); Paystack's is the fake's key.
     return {"LEDGER_PAYMENT_PROVIDER": provider, "LEDGER_PAYMENT_API_URL": fake.url,
             "LEDGER_PAYMENT_SECRET": SECRET if provider == "paystack" else secrets.token_urlsafe(32)}
@@ -101,7 +103,7 @@ def with_links(mix: list[bytes], slots: list[int], names: list[str], run: str, o
     return mix
 
 
-def run_once(args: argparse.Namespace, bootstrap: str, fake: FakeProvider, provider: str, work: Path) -> dict:
+def run_once(args: argparse.Namespace, bootstrap: str, fake: RemoteFake, provider: str, work: Path) -> dict:
     run = uuid.uuid4().hex[:6]
     work.mkdir()
     names = [f"b{run}-{i}" for i in range(businesses_count)]
@@ -115,7 +117,7 @@ def run_once(args: argparse.Namespace, bootstrap: str, fake: FakeProvider, provi
         server.start()
     wait_until(lambda: "serving " in server.output() or server.proc.poll() is not None, serve_start_s_max,
                "serve to start")
-    asked_before = sum(fake.requests.values())
+    asked_before = fake.calls()
     try:
         setup = setup_commands(names, stock=10**9, credit_limit=10**12)
         produce(bootstrap, topics.admin, setup)
@@ -135,14 +137,13 @@ def run_once(args: argparse.Namespace, bootstrap: str, fake: FakeProvider, provi
             "backend": db.split(":", 1)[0], "commands": len(mix), "links": len(slots),
             "commands_per_s": round(len(mix) / elapsed_s), "seconds": round(elapsed_s, 2),
             "cpu_us_per_command": round(cpu_s / len(mix) * 1e6),
-            "provider_calls": sum(fake.requests.values()) - asked_before, "serve_exit": code,
+            "provider_calls": fake.calls() - asked_before, "serve_exit": code,
             "link_outcomes": Counter(f"{o['type']}:{o['status']}:{o['reason']}" for o in links.values())}
 
 
 def main(args: argparse.Namespace) -> int:
     work = Path(tempfile.mkdtemp(prefix="bench-links-serve-"))
-    fake = FakeProvider(delay_s=args.provider_ms / 1000)
-    fake.start()
+    fake = RemoteFake(delay_s=args.provider_ms / 1000)  # in a process of its own, as a real provider is remote
     runs: list[dict] = []
     try:
         with running_broker(str(work / "broker.log")) as bootstrap:
