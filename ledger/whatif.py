@@ -85,6 +85,16 @@ class Replay:
         self._due: list[Change] = []  # waiting only for their target to exist
         self._group: list[tuple[int, ev.Event]] = []
 
+    def __enter__(self) -> Replay:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """The scratch file of what the worlds forgot goes; the report's figures stay readable."""
+        self.recorded.scratch.close()
+
     def feed(self, log: Iterable[tuple[int, ev.Event]]) -> Iterator[Redecided]:
         """The whole stretch is one unit of bulk work: the collector paused for it, as for a
         replay (ledger/bulk.py), else its passes walk the growing states again and again.

@@ -46,6 +46,10 @@ class Scratch:
         self.db.executescript(_TABLES)
         self.forgot: set[tuple[int, str, str]] = set()  # (world, business, table) holding rows: else nothing is read
 
+    def close(self) -> None:
+        """The file goes (SQLite deletes a temporary database when its connection closes)."""
+        self.db.close()
+
     def forget(self, world: int, state: BusinessState) -> None:
         """All but the last `kept_max` of each kind out of memory, into the file (turns first,
         while their escalations' statuses are still in memory)."""

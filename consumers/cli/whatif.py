@@ -49,6 +49,7 @@ def whatif(args: argparse.Namespace) -> int:
             report.add(redecided)
         report.close(replay)
     finally:
+        replay.close()
         store.close()
     return 1 if args.expect_unchanged and report.changed else 0
 

@@ -4,6 +4,8 @@ decision names comes back, so every outcome is decided as recorded, and memory h
 than the bound however long the log."""
 from __future__ import annotations
 
+import sqlite3
+
 import pytest
 
 from ledger import whatif, whatif_scratch
@@ -70,3 +72,11 @@ def test_a_world_parted_from_the_log_reads_back_what_it_forgot_before(ledger, sm
     assert [a.after["status"] for a in replay.applied] == ["accepted"]
     assert [(r.command_id, r.before, r.after) for r in decided if r.changed] == []
     assert "shop-1" in replay.parted
+
+
+def test_a_replay_closed_leaves_no_scratch_file_open():
+    # given a what-if replay, when it is closed (or left as a context), then its scratch file is gone
+    with Replay() as replay:
+        replay.recorded.scratch.db.execute("SELECT 1")
+    with pytest.raises(sqlite3.ProgrammingError):
+        replay.recorded.scratch.db.execute("SELECT 1")

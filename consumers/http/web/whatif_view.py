@@ -37,10 +37,10 @@ def _decided_again(store: Any, business: str, customer_id: str, limit: int) -> d
     change = Change({"command_id": "whatif-limit", "type": "SetCreditLimit", "business_id": business,
                      "facts": {"customer_id": {"status": "known", "value": customer_id, "source": "whatif"},
                                "credit_limit": {"status": "known", "value": limit, "source": "whatif"}}})
-    replay = Replay(changes=[change])
-    changed = [r for r in replay.feed(store.notifications(business_id=business))
-               if r.changed and _about(r, customer_id) and _said(r.before) != _said(r.after)]
-    before, after = replay.recorded.state(business), replay.state(business)
+    with Replay(changes=[change]) as replay:
+        changed = [r for r in replay.feed(store.notifications(business_id=business))
+                   if r.changed and _about(r, customer_id) and _said(r.before) != _said(r.after)]
+        before, after = replay.recorded.state(business), replay.state(business)
     owed = [c.exposure if c else 0 for c in (before.customers.get(customer_id), after.customers.get(customer_id))]
     return {"changed": [{"command_id": r.command_id, "type": r.kind, "at": r.recorded[0].recorded_at,
                          "before": r.before, "after": r.after} for r in changed],
