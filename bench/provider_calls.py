@@ -14,24 +14,15 @@ from __future__ import annotations
 import argparse
 import json
 import resource
-import subprocess
 import sys
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from statistics import median
 
+from bench.remote_fake import RemoteFake
 from tests.fake_provider import SECRET
 
 fake_start_s_max = 30
-
-
-def _fake(provider_ms: int) -> tuple[subprocess.Popen, str]:
-    fake = subprocess.Popen([sys.executable, "-c", (
-        "import sys, time\nfrom tests.fake_provider import FakeProvider\n"
-        f"print(FakeProvider(delay_s={provider_ms / 1000}).start(), flush=True)\ntime.sleep(10**6)")],
-        stdout=subprocess.PIPE, text=True)
-    assert fake.stdout is not None
-    return fake, fake.stdout.readline().strip()
 
 
 def _cpu_s() -> float:
@@ -63,7 +54,8 @@ def main() -> int:
     p.add_argument("--provider-ms", type=int, default=200)
     p.add_argument("--rounds", type=int, default=3)
     args = p.parse_args()
-    fake, url = _fake(args.provider_ms)
+    fake = RemoteFake(args.provider_ms / 1000)
+    url = fake.url
     found: dict[int, list[float]] = {}
     try:
         for n in range(args.rounds):
@@ -72,7 +64,7 @@ def main() -> int:
                 print(json.dumps({"round": n, "threads": threads, "cpu_ms_per_call": round(found[threads][-1], 3)}),
                       flush=True)
     finally:
-        fake.kill()
+        fake.stop()
     print(json.dumps({"cpu_ms_per_call": {t: round(median(ms), 3) for t, ms in found.items()}}), flush=True)
     return 0
 

@@ -24,7 +24,7 @@ from collections import deque
 from collections.abc import Generator, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ledger import observe
 from ledger.batch import Hold, Made, Waiting, link_order
@@ -57,12 +57,9 @@ def ask(provider: PaymentProvider, holds: Sequence[Hold]) -> dict[str, Made]:
 
 
 def _made(provider: PaymentProvider, hold: Hold) -> Made:
-    issued = hold.issued
-    assert issued is not None  # `ask` passes only the holds that owe a link
+    asked = _asked(hold)
     try:
-        return Made(provider.create_link(business_id=issued.business_id or "", order_id=issued.order_id,
-                                         reference=issued.reference, amount=issued.amount, currency=hold.currency),
-                    amount=issued.amount)
+        return Made(provider.create_link(**asked), amount=asked["amount"])
     except Exception as exc:
         return _unmade(provider, hold, exc)
 
@@ -70,16 +67,20 @@ def _made(provider: PaymentProvider, hold: Hold) -> Made:
 async def _made_async(provider: PaymentProvider, hold: Hold) -> Made:
     """`_made` on the running loop: the provider's own `create_link_async`, else its blocking
     call in a thread."""
-    issued = hold.issued
-    assert issued is not None
-    asked = dict(business_id=issued.business_id or "", order_id=issued.order_id, reference=issued.reference,
-                 amount=issued.amount, currency=hold.currency)
-    call = getattr(provider, "create_link_async", None)
+    asked, call = _asked(hold), getattr(provider, "create_link_async", None)
     try:
         url = await call(**asked) if call is not None else await asyncio.to_thread(provider.create_link, **asked)
-        return Made(url, amount=issued.amount)
+        return Made(url, amount=asked["amount"])
     except Exception as exc:
         return _unmade(provider, hold, exc)
+
+
+def _asked(hold: Hold) -> dict:
+    """`create_link`'s arguments for the link a hold owes."""
+    issued = hold.issued
+    assert issued is not None  # only the holds that owe a link are asked for
+    return dict(business_id=issued.business_id or "", order_id=issued.order_id, reference=issued.reference,
+                amount=issued.amount, currency=hold.currency)
 
 
 def _unmade(provider: PaymentProvider, hold: Hold, exc: Exception) -> Made:
@@ -94,65 +95,69 @@ def _unmade(provider: PaymentProvider, hold: Hold, exc: Exception) -> Made:
     return Made(None, f"{type(exc).__name__}: {first_line(exc)}", issued.amount)
 
 
-class Asking:
-    """Provider calls in flight for a pipeline: one a reference, at most `links_in_flight_max`
-    at once for all its batches (the rest queued in the pool)."""
+class _Calls:
+    """Provider calls in flight for a pipeline: one a reference, however many batches hold it
+    (`_begin` starts one: in a thread pool, or as a task on the running loop)."""
 
     def __init__(self, provider: PaymentProvider):
         self.provider = provider
-        self._pool = ThreadPoolExecutor(links_in_flight_max, thread_name_prefix="ledger-links")
-        self._calls: dict[str, Future[Made]] = {}
+        self._calls: dict[str, Any] = {}  # reference -> its call's future
 
-    def start(self, holds: Sequence[Hold]) -> dict[str, Future[Made]]:
+    def _begin(self, hold: Hold) -> Any:
+        raise NotImplementedError
+
+    def start(self, holds: Sequence[Hold]) -> dict[str, Any]:
         """The calls for the links these holds owe, started unless one for the reference is."""
         for hold in holds:
             if hold.issued is not None and hold.issued.reference not in self._calls:
-                self._calls[hold.issued.reference] = self._pool.submit(_made, self.provider, hold)
+                self._calls[hold.issued.reference] = self._begin(hold)
         return {h.issued.reference: self._calls[h.issued.reference] for h in holds if h.issued is not None}
 
-    def answers(self, calls: dict[str, Future[Made]]) -> dict[str, Made]:
-        """Their answers, waiting for any not in yet (each call ends within the adapter's timeout)."""
+    def answers(self, calls: dict[str, Any]) -> dict[str, Made]:
+        """Their answers (a thread's call not in yet is waited for, within the adapter's
+        timeout; a loop's is done: `Ahead.answered`); the calls leave the pool's memory."""
         made = {reference: call.result() for reference, call in calls.items()}
         for reference in made:
             self._calls.pop(reference, None)
         return made
+
+
+class Asking(_Calls):
+    """In a pool of threads, at most `links_in_flight_max` at once for all the batches (the
+    rest queued in the pool)."""
+
+    def __init__(self, provider: PaymentProvider):
+        super().__init__(provider)
+        self._pool = ThreadPoolExecutor(links_in_flight_max, thread_name_prefix="ledger-links")
+
+    def _begin(self, hold: Hold) -> Future[Made]:
+        return self._pool.submit(_made, self.provider, hold)
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
 
 
-class AskingOnLoop:
-    """`Asking` on the running event loop (`ledger serve`): a task a reference, at most
+class AskingOnLoop(_Calls):
+    """On the running event loop (`ledger serve`): a task a reference, at most
     `links_in_flight_max` calls at once; no thread, unless the provider has no calls for a loop."""
 
     def __init__(self, provider: PaymentProvider):
-        self.provider = provider
+        super().__init__(provider)
         self._slots = asyncio.Semaphore(links_in_flight_max)
-        self._calls: dict[str, asyncio.Task[Made]] = {}
 
-    def start(self, holds: Sequence[Hold]) -> dict[str, asyncio.Task[Made]]:
-        for hold in holds:
-            if hold.issued is not None and hold.issued.reference not in self._calls:
-                self._calls[hold.issued.reference] = asyncio.ensure_future(self._made(hold))
-        return {h.issued.reference: self._calls[h.issued.reference] for h in holds if h.issued is not None}
+    def _begin(self, hold: Hold) -> asyncio.Task[Made]:
+        return asyncio.ensure_future(self._made(hold))
 
     async def _made(self, hold: Hold) -> Made:
         async with self._slots:
             return await _made_async(self.provider, hold)
-
-    def answers(self, calls: dict[str, asyncio.Task[Made]]) -> dict[str, Made]:
-        """Their answers: every call is done (`Ahead.answered`)."""
-        made = {reference: call.result() for reference, call in calls.items()}
-        for reference in made:
-            self._calls.pop(reference, None)
-        return made
 
     async def aclose(self) -> None:
         calls, self._calls = list(self._calls.values()), {}
         for call in calls:
             call.cancel()
         await asyncio.gather(*calls, return_exceptions=True)
-        client = getattr(self.provider, "aio", None)
+        client = getattr(self.provider, "aio", None)  # the real adapters' `AsyncClient`
         if client is not None:
             await client.aclose()
 
