@@ -164,6 +164,7 @@ class Store:
             # A Core transaction, not the library's ORM session: nothing here needs its objects,
             # and a lone command would pay for them.
             with self.engine.connect() as conn, conn.begin() as transaction:
+                sql.begin_writing(conn)
                 claims.insert(conn, new_claims)
                 kept = kept if isinstance(kept, Kept) else Kept(kept)
                 kept_orders.keep(conn, kept.orders)

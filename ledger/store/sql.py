@@ -15,7 +15,7 @@ from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 
-from ledger.store import pg
+from ledger.store import pg, sqlite_lock
 from ledger.store.lease import AdvisoryLease, FileLease, Lease, lease_key
 
 _POSTGRESQL = "postgresql"
@@ -55,7 +55,7 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor = dbapi_connection.cursor()
     # FULL: an acknowledged command survives power loss; busy_timeout: a second writer waits.
     cursor.execute("PRAGMA synchronous=FULL")
-    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.execute(f"PRAGMA busy_timeout={sqlite_lock.busy_timeout_ms}")
     cursor.close()
 
 
@@ -260,6 +260,13 @@ def schema_lock(engine: Engine) -> Iterator[None]:
     with engine.begin() as conn:
         conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({_SCHEMA_KEY})")
         yield
+
+
+def begin_writing(conn: Connection) -> None:
+    """Take the write lock now, at a transaction's start (SQLite: sqlite_lock.py, sooner than
+    its busy handler would). PostgreSQL: nothing; its row and table locks come with the statements."""
+    if not _postgres(conn):
+        sqlite_lock.begin_immediate(conn.connection.driver_connection)
 
 
 @contextmanager
