@@ -124,7 +124,7 @@ class Projections:
 
 def _run(url: str, wakes: Connection, relay_to: RelayTarget | None) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C stops the writer, which closes the pipe
-    asyncio.run(_follow(Store(url), wakes, relay_to))
+    asyncio.run(_follow(Store(url, follower=True), wakes, relay_to))
 
 
 async def _follow(store: Store, wakes: Connection, relay_to: RelayTarget | None) -> None:

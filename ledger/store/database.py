@@ -58,12 +58,13 @@ def execute(conn: Connection, statement: Statement) -> None:
 
 
 class Store:
-    def __init__(self, url: str):
+    def __init__(self, url: str, follower: bool = False):
+        """`follower`: for a process that only follows the log (sql.tune)."""
         self.url = url
         self.datastore = SQLAlchemyDatastore(url=url)
         assert self.datastore.engine is not None
         self.engine = self.datastore.engine
-        sql.tune(self.engine)
+        sql.tune(self.engine, follower)
         self.recorder = Recorder(self.datastore, events_table_name="ledger_events")
         self.events = self.recorder.events_record_cls.__table__
 

@@ -15,7 +15,7 @@ from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 
-from ledger.store import pg, sqlite_lock
+from ledger.store import pg, sqlite_conn
 from ledger.store.lease import AdvisoryLease, FileLease, Lease, lease_key
 
 _POSTGRESQL = "postgresql"
@@ -30,33 +30,13 @@ def _postgres(conn: Connection | Engine) -> bool:
 
 # --- opening ----------------------------------------------------------------------
 
-def tune(engine: Engine) -> None:
+def tune(engine: Engine, follower: bool = False) -> None:
+    """`follower`: the engine of a process that only follows the log (sqlite_conn.follower_pragmas)."""
     if engine.dialect.name == "sqlite":
-        _bind_plainly(engine.dialect.loaded_dbapi)
-        event.listen(engine, "connect", _sqlite_pragmas)
+        sqlite_conn.bind_plainly(engine.dialect.loaded_dbapi)
+        event.listen(engine, "connect", sqlite_conn.follower_pragmas if follower else sqlite_conn.pragmas)
     elif _postgres(engine):
         pg.tune(engine)
-
-
-# perf: bench.instructions: store.write 137,989 -> 128,023 instructions a command (461,565 -> 451,860 in all, -2.1%);
-# C identities instead of `bytes` and a lambda, and unlinked orders' rows: 127,570 -> 121,299 (docs/bench.md, issue 33).
-def _bind_plainly(sqlite3: Any) -> None:
-    """bytes and None bound as they are, by identity adapters: the driver adapts any value but
-    int, float, str and bytearray, and for one it has no adapter for asks for `__adapt__`
-    first, an AttributeError raised and cleared (~2,000 instructions, ~6 a command). Each
-    adapter is a C function that returns its argument: `bytes.__bytes__` of a bytes is the
-    bytes itself (only exact bytes come here: the registry is by exact type), and the `get` of
-    an empty dict nobody else holds answers None for None; no Python frame a value."""
-    sqlite3.register_adapter(bytes, bytes.__bytes__)
-    sqlite3.register_adapter(type(None), {}.get)
-
-
-def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
-    cursor = dbapi_connection.cursor()
-    # FULL: an acknowledged command survives power loss; busy_timeout: a second writer waits.
-    cursor.execute("PRAGMA synchronous=FULL")
-    cursor.execute(f"PRAGMA busy_timeout={sqlite_lock.busy_timeout_ms}")
-    cursor.close()
 
 
 # --- statements to the driver ---------------------------------------------------
@@ -263,10 +243,10 @@ def schema_lock(engine: Engine) -> Iterator[None]:
 
 
 def begin_writing(conn: Connection) -> None:
-    """Take the write lock now, at a transaction's start (SQLite: sqlite_lock.py, sooner than
+    """Take the write lock now, at a transaction's start (SQLite: sqlite_conn.py, sooner than
     its busy handler would). PostgreSQL: nothing; its row and table locks come with the statements."""
     if not _postgres(conn):
-        sqlite_lock.begin_immediate(conn.connection.driver_connection)
+        sqlite_conn.begin_immediate(conn.connection.driver_connection)
 
 
 @contextmanager
