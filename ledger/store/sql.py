@@ -259,7 +259,7 @@ def migrating(engine: Engine) -> Iterator[Connection]:
         if _postgres(conn):
             conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({_SCHEMA_KEY})")
         else:
-            conn.exec_driver_sql("BEGIN IMMEDIATE")
+            begin_writing(conn)
         yield conn
 
 
