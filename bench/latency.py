@@ -15,9 +15,8 @@ Then the floor (bench.echo), once serve has stopped, on a broker of its own (the
 of pollers as the run: one at each end): the same two hops with nothing between them, for
 --bare-seconds, by default as long as the run (`bare_p50_ms`, `bare_p99_ms`, `bare_max_ms`):
 the test broker's fetches cost more as its in-memory log grows, and a stall of the machine
-comes every so often, so a shorter floor leaves out what a longer run meets (2026-12-06: the
-echo alone at 100/s, p99 9.1 ms in its first 10 s and 16-17 ms after 40 s; two 60 s runs with
-a 60 s floor, p99 573 and 187 ms beside serve's 181 and 197 ms).
+comes every so often, so a shorter floor leaves out what a longer run meets (docs/bench.md,
+"the latency rows' floor").
 """
 from __future__ import annotations
 
