@@ -21,7 +21,7 @@ from consumers.http.site import parse_listen, serve_until_signalled, start_site
 from consumers.http import ops as ops_http
 from consumers.http.web import catalog_view, lists_view, queue_view, signin, whatif_view
 from consumers.http.web.auth import Auth
-from consumers.http.web.base import SITE, Site, refuse
+from consumers.http.web.base import NONCE, SITE, Site, refuse
 from consumers.http.web.query import BadRequest, text
 from consumers.runtime import Runtime
 
@@ -33,7 +33,7 @@ async def _guard(request: web.Request, handler) -> web.StreamResponse:
     """Sign-in, sign-out and CSRF on every POST (signin.py), before any page."""
     if request.path in ops_http.PATHS:  # health and metrics say nothing of any business
         return await handler(request)
-    request["nonce"] = secrets.token_urlsafe(12)  # for this response's inline style and script
+    request[NONCE] = secrets.token_urlsafe(12)  # for this response's inline style and script
     answered = await signin.gate(request, request.app[SITE])
     if answered is not None:
         return answered
@@ -46,7 +46,7 @@ async def _guard(request: web.Request, handler) -> web.StreamResponse:
 
 
 async def _headers(request: web.Request, response: web.StreamResponse) -> None:
-    nonce = request.get("nonce", "")
+    nonce = request.get(NONCE, "")
     response.headers.update({
         "Content-Security-Policy": (f"default-src 'none'; style-src 'nonce-{nonce}'; script-src 'nonce-{nonce}'; "
                                     "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"),

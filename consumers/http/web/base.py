@@ -10,7 +10,7 @@ import orjson
 from aiohttp import web
 from sqlalchemy.engine import Connection
 
-from consumers.http.web.auth import Auth
+from consumers.http.web.auth import Auth, Owner
 from consumers.http.web.render import render
 from consumers.runtime import Runtime
 from ledger.store.database import Store
@@ -49,6 +49,13 @@ class Site:
 
 
 SITE = web.AppKey("site", Site)
+# What a request carries from the middleware to its handler (app.py, signin.py): the nonce of
+# its page's inline style and script, the signed-in owner, the session's CSRF token, and the
+# subject a refused form's list is narrowed to (a customer, a product).
+NONCE = web.RequestKey("nonce", str)
+OWNER = web.RequestKey("owner", Owner)
+CSRF = web.RequestKey("csrf", str)
+ONLY = web.RequestKey("only", str)
 
 
 def html(text: str, status: int = 200) -> web.Response:
@@ -61,12 +68,12 @@ def see_other(location: str) -> web.Response:
 
 def refuse(request: web.Request, status: int, title: str, text: str) -> web.Response:
     """A page for a request that cannot be answered: what happened and what to do, nothing of any business."""
-    return html(render("message.html", title=title, text=text, nonce=request.get("nonce", "")), status)
+    return html(render("message.html", title=title, text=text, nonce=request.get(NONCE, "")), status)
 
 
 def page(request: web.Request, template: str, title: str, active: str, status: int = 200,
          **context: Any) -> web.Response:
-    owner = request["owner"]
-    context = {"notice": None, "csrf": request["csrf"], **context}
+    owner = request[OWNER]
+    context = {"notice": None, "csrf": request[CSRF], **context}
     return html(render(template, title=title, active=active, business=owner.business_id, who=owner.name,
-                       nonce=request["nonce"], **context), status)
+                       nonce=request[NONCE], **context), status)

@@ -10,7 +10,7 @@ from urllib.parse import urlencode
 from aiohttp import web
 
 from consumers.http.web import actions, lists, pages, query
-from consumers.http.web.base import SITE, page, refuse, see_other
+from consumers.http.web.base import ONLY, OWNER, SITE, page, refuse, see_other
 from consumers.money import money
 
 
@@ -27,9 +27,9 @@ LISTS = {"customer": (lists.customers, "customers.html", "Customers", "customers
 async def listing(request: web.Request, kind: str, errors: dict[str, str] | None = None,
                   typed: dict[str, str] | None = None) -> web.Response:
     """A page of customers or products (`only`: one of them), with the notice of the last change."""
-    site, business = request.app[SITE], request["owner"].business_id
+    site, business = request.app[SITE], request[OWNER].business_id
     reader, template, title, tab = LISTS[kind]
-    only, (at, back) = request.get("only") or query.text(request.query, "only"), _cursor(request)
+    only, (at, back) = request.get(ONLY) or query.text(request.query, "only"), _cursor(request)
     done = actions.did(request.query, business)
 
     def read(conn):
@@ -58,7 +58,7 @@ CHANGES = {
 
 
 async def change(request: web.Request) -> web.Response:
-    site, owner = request.app[SITE], request["owner"]
+    site, owner = request.app[SITE], request[OWNER]
     what, subject = request.match_info["change"], request.match_info["subject"]
     if what not in CHANGES:
         return refuse(request, 404, "Not found", "There is no such change.")
@@ -73,7 +73,7 @@ async def change(request: web.Request) -> web.Response:
     try:
         value = query.whole(form, fact) if what == "restock" else query.amount(form, fact, currency)
     except query.BadRequest as exc:
-        request["only"] = subject
+        request[ONLY] = subject
         key = f"{what}:{subject}"
         return await listing(request, kind, errors={key: str(exc)}, typed={key: form.get(fact, "")})
     id_fact = "customer_id" if kind == "customer" else "sku"

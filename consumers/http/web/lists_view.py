@@ -4,7 +4,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from consumers.http.web import lists, pages, query
-from consumers.http.web.base import SITE, page
+from consumers.http.web.base import OWNER, SITE, page
 from consumers.http.web.words import REASONS
 from ledger.store import unsigned_webhooks
 
@@ -22,7 +22,7 @@ def _kept(**given: str | None) -> dict[str, str]:
 
 
 async def blocks(request: web.Request) -> web.Response:
-    site, business = request.app[SITE], request["owner"].business_id
+    site, business = request.app[SITE], request[OWNER].business_id
     q = request.query
     reason = query.text(q, "reason")
     agent, field_name, since = query.text(q, "agent"), query.text(q, "field"), query.since(q)
@@ -37,7 +37,7 @@ async def blocks(request: web.Request) -> web.Response:
 
 
 async def intents(request: web.Request) -> web.Response:
-    site, business = request.app[SITE], request["owner"].business_id
+    site, business = request.app[SITE], request[OWNER].business_id
     conversation = query.text(request.query, "conversation")
     at, back = cursor(request)
     found = await site.read(lambda conn: lists.turns(conn, business, conversation, at, back))
@@ -46,7 +46,7 @@ async def intents(request: web.Request) -> web.Response:
 
 
 async def orders(request: web.Request) -> web.Response:
-    site, business = request.app[SITE], request["owner"].business_id
+    site, business = request.app[SITE], request[OWNER].business_id
     status = query.choice(request.query, "status", ORDER_STATUSES)
     at, back = cursor(request)
     found, currency = await site.read(lambda conn: (

@@ -10,7 +10,7 @@ from aiohttp import web
 
 from commands.limits import text_chars_max
 from consumers.http.web import actions, pages, query
-from consumers.http.web.base import SITE, page, refuse, see_other
+from consumers.http.web.base import CSRF, OWNER, SITE, page, refuse, see_other
 from consumers.http.web.render import render
 from consumers.http.web.words import cause, status
 from consumers.money import money
@@ -28,12 +28,12 @@ def _cursor(request: web.Request) -> tuple[int | None, bool, str]:
 
 def _context(request: web.Request, found: pages.Queue, currency: str | None, **extra: Any) -> dict[str, Any]:
     return {"queue": found, "currency": currency, "new_nonce": lambda: secrets.token_hex(8),
-            "note_chars_max": text_chars_max, "errors": {}, "typed": {}, "csrf": request["csrf"], **extra}
+            "note_chars_max": text_chars_max, "errors": {}, "typed": {}, "csrf": request[CSRF], **extra}
 
 
 async def queue(request: web.Request, errors: Mapping[str, str] | None = None,
                 typed: Mapping[str, str] | None = None) -> web.Response:
-    site, business = request.app[SITE], request["owner"].business_id
+    site, business = request.app[SITE], request[OWNER].business_id
     cursor, back, here = _cursor(request)
     done = actions.did(request.query, business)
 
@@ -49,7 +49,7 @@ async def queue(request: web.Request, errors: Mapping[str, str] | None = None,
 
 async def items(request: web.Request) -> web.Response:
     """The page's items alone, for the poll to swap in what changed."""
-    site, business = request.app[SITE], request["owner"].business_id
+    site, business = request.app[SITE], request[OWNER].business_id
     cursor, back, _ = _cursor(request)
     found, currency = await site.read(lambda conn: (pages.queue(site.store, conn, business, cursor, back),
                                                     pages.currency(conn, business)))
@@ -58,7 +58,7 @@ async def items(request: web.Request) -> web.Response:
 
 
 async def queue_json(request: web.Request) -> web.Response:
-    site, business = request.app[SITE], request["owner"].business_id
+    site, business = request.app[SITE], request[OWNER].business_id
     cursor, back, _ = _cursor(request)
     found, waiting = await site.read(lambda conn: (pages.queue_page(conn, business, cursor, back),
                                                    pages.waiting(conn, business)))
@@ -68,7 +68,7 @@ async def queue_json(request: web.Request) -> web.Response:
 
 
 async def act(request: web.Request) -> web.Response:
-    site, owner = request.app[SITE], request["owner"]
+    site, owner = request.app[SITE], request[OWNER]
     action, escalation_id = request.match_info["action"], request.match_info["escalation_id"]
     if action not in actions.ACTIONS:
         return refuse(request, 404, "Not found", "There is no such button.")
@@ -90,7 +90,7 @@ async def _raise(request: web.Request, row: dict[str, Any], form: dict[str, str]
                  commands: list[dict[str, Any]]) -> web.Response:
     """Approve, then raise the limit once the approval is accepted; a limit that does not
     raise, or an escalation no longer waiting, is refused on the page and nothing is sent."""
-    site, owner, escalation_id = request.app[SITE], request["owner"], row["escalation_id"]
+    site, owner, escalation_id = request.app[SITE], request[OWNER], row["escalation_id"]
     business = owner.business_id
     held, currency = await site.read(lambda conn: (pages.held_order(conn, business, row["position"])
                                                    if row["cause"] == "credit_limit" else None,

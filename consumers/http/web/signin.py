@@ -13,7 +13,7 @@ from aiohttp import web
 
 from consumers.http.web import links
 from consumers.http.web.auth import Owner, client_of, cookie_name, end_session, over_https, same_site_path, set_session
-from consumers.http.web.base import Site, html, refuse, see_other
+from consumers.http.web.base import CSRF, NONCE, OWNER, Site, html, refuse, see_other
 from consumers.http.web.render import render
 
 SIGN_IN, SIGN_OUT = "/sign-in", "/sign-out"
@@ -24,7 +24,7 @@ NOT_SIGNED_IN = f"You are not signed in, or your session ended. {NEW_LINK}"
 
 
 async def gate(request: web.Request, site: Site) -> web.StreamResponse | None:
-    """None when the request is signed in (then request["owner"] and request["csrf"] are set);
+    """None when the request is signed in (then request[OWNER] and request[CSRF] are set);
     else the answer it gets."""
     auth = site.auth
     await asyncio.to_thread(auth.refresh)  # an owner added or revoked counts from this request
@@ -54,13 +54,13 @@ async def gate(request: web.Request, site: Site) -> web.StreamResponse | None:
             response = see_other(SIGN_IN)
             end_session(response, secure)
             return response
-    request["owner"], request["csrf"] = owner, auth.csrf(credential)
+    request[OWNER], request[CSRF] = owner, auth.csrf(credential)
     return None
 
 
 async def _sign_in(request: web.Request, site: Site, secure: bool) -> web.StreamResponse:
     if request.method != "POST":
-        return html(render("sign_in.html", nonce=request["nonce"], text=""))
+        return html(render("sign_in.html", nonce=request[NONCE], text=""))
     token = (await request.post()).get("token")
     return await _hand_over(request, site, token if isinstance(token, str) else "", "/", secure)
 

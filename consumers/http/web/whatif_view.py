@@ -8,11 +8,11 @@ from typing import Any
 from aiohttp import web
 
 from consumers.http.web import lists, pages, query
-from consumers.http.web.base import SITE, page, refuse
+from consumers.http.web.base import ONLY, OWNER, SITE, page, refuse
 
 
 async def whatif(request: web.Request) -> web.Response:
-    site, business = request.app[SITE], request["owner"].business_id
+    site, business = request.app[SITE], request[OWNER].business_id
     customer_id = request.match_info["subject"]
     rows, currency = await site.read(lambda conn: (lists.customers(conn, business, None, False, customer_id).rows,
                                                    pages.currency(conn, business)))
@@ -21,7 +21,7 @@ async def whatif(request: web.Request) -> web.Response:
     try:
         limit = query.amount(request.query, "limit", currency)
     except query.BadRequest as exc:
-        request["only"] = customer_id
+        request[ONLY] = customer_id
         from consumers.http.web.catalog_view import listing
 
         key = f"whatif:{customer_id}"
