@@ -49,9 +49,10 @@ class Site:
 
 
 SITE = web.AppKey("site", Site)
-# What a request carries from the middleware to its handler (app.py, signin.py): the nonce of
-# its page's inline style and script, the signed-in owner, the session's CSRF token, and the
-# subject a refused form's list is narrowed to (a customer, a product).
+# What a request carries to the code that renders its page: from the middleware (app.py,
+# signin.py), the nonce of its inline style and script, the signed-in owner and the session's
+# CSRF token; from a handler whose form was refused (catalog_view.py, whatif_view.py), the
+# subject the list shown again is narrowed to (a customer, a product).
 NONCE = web.RequestKey("nonce", str)
 OWNER = web.RequestKey("owner", Owner)
 CSRF = web.RequestKey("csrf", str)
