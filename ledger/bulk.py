@@ -7,11 +7,12 @@ state, not with the batch. So it is paused while bulk work runs; reference count
 frees everything meanwhile, and a cycle made anyway is collected when the pause ends.
 
 Whoever owns a unit of bulk work pauses once, around all of it: a door around each batch it
-reads, decides, answers and projects (consumers/cli/doors.py, the Kafka writer thread), so
-the pause ends only when the batch's temporaries are gone (ended earlier, the first pass
-walks them all); a projector around each catch-up and replay (they also run on threads of
-their own, and from the CLI). The collector is the process's, and these run on several
-threads: pauses nest and overlap, and it is on again when the last one ends.
+reads, decides, answers and projects (consumers/cli/doors.py), so the pause ends only when
+the batch's temporaries are gone (ended earlier, the first pass walks them all); a projector
+around each catch-up and replay (they also run on threads of their own, and from the CLI).
+The collector is the process's, and these run on several threads: pauses nest and overlap,
+and it is on again when the last one ends. A process that runs for ever (serve, its child)
+has no moment when a batch's objects are all gone: it collects `by_hand`.
 """
 from __future__ import annotations
 
@@ -49,25 +50,22 @@ def paused() -> Iterator[None]:
             gc.collect(0)
 
 
-def started() -> None:
-    """Once a process that runs for ever has started (imports done, its engine and clients
-    made): what exists now lives as long as the process, so it is kept out of every later
-    pass (each whole pass walked it all again: 35-50 ms in `ledger serve`, mid-batch). What
-    is made from here on (the state, every batch) is collected as before."""
-    gc.freeze()
-
-
 def by_hand() -> None:
-    """For a process that is all bulk work and has a quiet moment of its own (serve's child,
-    between its projection steps): `started`, and the collector no longer runs on its own,
-    in the middle of a page; the process calls `collect` at that moment, when what it
-    handed over has gone. Pauses in such a process change nothing."""
-    started()
+    """For a process that runs for ever (`ledger serve`, and its child), once it has started
+    (imports done, its engine and clients made): what exists now lives as long as the process,
+    so it is kept out of every later pass (a whole pass walked it all again: 35-50 ms in serve,
+    mid-batch). And the collector no longer runs on its own: the process calls `collect` after
+    a unit of work (a batch, a projection step), at most every so often. Left to itself, it
+    would walk each batch's objects still alive at the pause's end (the parsed commands, the
+    outcomes and records the outbox still holds), then again in every older pass, and find
+    nothing to free: these processes make no cycles as they run. Pauses here change nothing."""
+    gc.freeze()
     gc.disable()
 
 
 def collect() -> None:
-    """One whole pass: at a quiet moment of a process that collects `by_hand`."""
+    """One whole pass, in a process that collects `by_hand`: after a unit of work, when what it
+    handed over has gone."""
     gc.collect()
 
 

@@ -125,13 +125,13 @@ async def _serve(args: argparse.Namespace) -> int:
 
 def _runtime(args: argparse.Namespace, bootstrap: str, topics: Topics) -> Runtime:
     """serve's runtime: both doors' tokens checked unless opened for a trial, the collector
-    paused around each batch, the projections and the event relay in a child."""
+    run by hand once started, the projections and the event relay in a child."""
     from consumers.kafka.relaying import RelayTo
     from consumers.runtime import Collector, Follow
 
     checked = [door for door, opened in (("agent", args.open_agent_door), ("owner", args.open_owner_door))
                if not opened]
-    return open_runtime(args, checked=checked, collector=Collector.paused, follow=Follow.child,
+    return open_runtime(args, checked=checked, collector=Collector.by_hand, follow=Follow.child,
                         relay_to=RelayTo(bootstrap, topics), metrics=bool(args.metrics or args.webhook))
 
 

@@ -6,7 +6,10 @@ import gc
 
 import pytest
 
+from consumers import runtime as runtime_module
 from consumers.runtime import Collector, Follow, bootstrap
+from ledger import bulk
+from ledger.batch import Waiting
 from ledger.store import agents
 from projections.projector import Projector
 from tests.builders import line, order, raw
@@ -18,7 +21,7 @@ def placed(n: int = 1) -> list[bytes]:
 
 
 @pytest.mark.parametrize("collector, during, frozen_more", [
-    (Collector.untouched, True, False), (Collector.paused, False, False), (Collector.kept, False, True)])
+    (Collector.untouched, True, False), (Collector.by_hand, False, False), (Collector.kept, False, True)])
 def test_the_collector_is_paused_for_the_batch_and_its_survivors_kept_as_bootstrapped(
         ledger, store, collector, during, frozen_more):
     # given
@@ -34,6 +37,33 @@ def test_the_collector_is_paused_for_the_batch_and_its_survivors_kept_as_bootstr
         assert (gc.get_freeze_count() > frozen) is frozen_more
     finally:
         gc.unfreeze()
+
+
+@pytest.mark.parametrize(("interval_s", "passes_expected"), [(0.0, 3), (3600.0, 0)])
+def test_a_process_collecting_by_hand_makes_a_whole_pass_after_a_batch_only_once_the_interval_has_passed(
+        ledger, store, monkeypatch, interval_s, passes_expected):
+    # given: serve's runtime, started, with its whole passes counted
+    a_shop(ledger)
+    runtime = bootstrap(store, collector=Collector.by_hand)
+    passes: list[int] = []
+    monkeypatch.setattr(bulk, "collect", lambda: passes.append(1))
+    monkeypatch.setattr(runtime_module, "collect_interval_s", interval_s)
+    try:
+        runtime.started()
+        # when: three batches, each on one of serve's write paths
+        runtime.handle(placed(), "agent")
+        runtime.ahead(placed(), "agent", None, extra=_no_statements, waiting=Waiting())
+        runtime.recover(placed(), "agent", extra=_no_statements)
+        # then: a pass after each batch once the interval has passed, none within it; never on its own
+        assert len(passes) == passes_expected
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+        gc.unfreeze()
+
+
+def _no_statements(outcomes: list[dict], encoded: list[bytes]) -> tuple[list, list]:
+    return [], []
 
 
 def test_the_door_answers_before_the_projections_follow_and_they_follow_after_each_batch(ledger, store):

@@ -68,7 +68,7 @@ def test_a_pause_ends_even_when_its_work_raises():
 
 
 def test_a_process_collecting_by_hand_keeps_the_collector_off_through_pauses():
-    # given a process that collects by hand (serve's child)
+    # given a process that collects by hand (serve, and its child)
     try:
         bulk.by_hand()
         # when a pause begins and ends
@@ -81,14 +81,13 @@ def test_a_process_collecting_by_hand_keeps_the_collector_off_through_pauses():
         gc.unfreeze()
 
 
-def test_what_exists_when_a_process_has_started_is_left_out_of_later_passes():
+def test_what_exists_when_a_process_collecting_by_hand_has_started_is_left_out_of_later_passes():
     # given an object made during start-up
     made = [object()]
     try:
-        # when the process says it has started
-        bulk.started()
+        # when the process says it collects by hand from now on
+        bulk.by_hand()
         # then the collector no longer tracks it among the generations it walks
         assert not any(o is made for o in gc.get_objects())
-        assert gc.isenabled()
     finally:
         gc.unfreeze()
