@@ -54,8 +54,8 @@ def by_hand() -> None:
     """For a process that runs for ever (`ledger serve`, and its child), once it has started
     (imports done, its engine and clients made): what exists now lives as long as the process,
     so it is kept out of every later pass (a whole pass walked it all again: 35-50 ms in serve,
-    mid-batch). And the collector no longer runs on its own: the process calls `collect` after
-    a unit of work (a batch, a projection step), at most every so often. Left to itself, it
+    mid-batch). And the collector no longer runs on its own: the process calls `collect` every
+    so often (serve on a timer, its child after a projection step). Left to itself, it
     would walk each batch's objects still alive at the pause's end (the parsed commands, the
     outcomes and records the outbox still holds), then again in every older pass, and find
     nothing to free: these processes make no cycles as they run. Pauses here change nothing."""

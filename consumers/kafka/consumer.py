@@ -80,7 +80,8 @@ class Server:
         # The child is woken sooner after each batch's outcomes are out (`relay_wakes`).
         assert self.producer is not None
         tasks = [asyncio.create_task(self.runtime.follow(stop)),
-                 asyncio.create_task(self.publisher.run(self.producer, stop))]
+                 asyncio.create_task(self.publisher.run(self.producer, stop)),
+                 asyncio.create_task(self.runtime.collecting(stop))]
         settling = asyncio.create_task(self._settle_answered())
         try:
             await self._consume()
