@@ -113,7 +113,6 @@ class Runtime:
         with self._pause():
             items = self._admitted(raws, door, principal)
             handled = self._delivered(self.ledger.ahead(items, raws, waiting, extra), None)
-        self._after_batch()
         observe.decided(door, [out for out in handled.outcomes if out is not None], time.perf_counter() - started)
         return handled
 
@@ -123,7 +122,6 @@ class Runtime:
         written with `extra`'s statements; counted as decided `started` (a perf_counter)."""
         with self._pause():
             handled = self._delivered(self.ledger.settle(held, raws, made, extra), None)
-        self._after_batch()
         observe.decided(door, handled.outcomes, time.perf_counter() - started)
         return handled
 
@@ -132,9 +130,7 @@ class Runtime:
         (their first round was written, so their tokens were checked then): decided again,
         their links asked for by the same references, and written with `extra`'s statements."""
         with self._pause():
-            handled = self._delivered(self.ledger.handle(raws, door, extra), None)
-        self._after_batch()
-        return handled
+            return self._delivered(self.ledger.handle(raws, door, extra), None)
 
     def _delivered(self, handled: Handled, answer: Callable[[Handled], Any] | None) -> Any:
         """The batch's outcomes delivered, then the followers; inside the batch's collector pause."""

@@ -64,8 +64,7 @@ def by_hand() -> None:
 
 
 def collect() -> None:
-    """One whole pass, in a process that collects `by_hand`: after a unit of work, when what it
-    handed over has gone."""
+    """One whole pass, in a process that collects `by_hand`."""
     gc.collect()
 
 
