@@ -42,6 +42,11 @@ _KEYS: Mapping[str, Callable[[Store], Keys]] = {"agent": AgentKeys, "owner": Own
 # perf: bench.serve, SQLite, in turns: serve's CPU a command, median 182.5 us with the collector
 # on its own (18 runs), 168 us by hand (19 runs); docs/bench.md, session 21.
 collect_interval_s = 30.0
+# And sooner, once this many tracked objects were made since the last pass (net of those freed):
+# a burst of requests refused by raising (aiohttp's way) leaves ~29 objects in cycles each. At
+# full speed serve's count stays at 40,000-170,000, rising ~2,500 a second (bench.serve, 100,000).
+collect_young_max = 500_000
+collect_check_s = 1.0
 
 
 class Collector(enum.Enum):
@@ -175,17 +180,20 @@ class Runtime:
             bulk.by_hand()
 
     async def collecting(self, stop: asyncio.Event) -> None:
-        """Collecting by hand (serve, once `started`): a whole pass every `collect_interval_s`
-        until `stop`, whether batches come or not (a webhook's requests and a retry's
-        exceptions make cycles too)."""
+        """Collecting by hand (serve, once `started`): a whole pass every `collect_interval_s`,
+        or as soon as `collect_young_max` objects were made since the last, until `stop`;
+        whether batches come or not (a webhook's requests and a retry's exceptions make cycles)."""
         if self.collector is not Collector.by_hand:
             return
+        collected_at = time.monotonic()
         while True:
             try:
-                await asyncio.wait_for(stop.wait(), collect_interval_s)
+                await asyncio.wait_for(stop.wait(), collect_check_s)
                 return
             except TimeoutError:
-                bulk.collect()
+                if bulk.young() >= collect_young_max or time.monotonic() - collected_at >= collect_interval_s:
+                    bulk.collect()
+                    collected_at = time.monotonic()
 
     def catch_up(self) -> None:
         """The projections level with the log, before a read (`Follow.before_reads`)."""

@@ -68,6 +68,13 @@ def collect() -> None:
     gc.collect()
 
 
+def young() -> int:
+    """Objects the collector tracks made since its last pass, less those freed since (but for
+    the few a type keeps for reuse): in a process that collects `by_hand`, the most that cycles
+    made since then may hold."""
+    return gc.get_count()[0]
+
+
 def keep_survivors() -> None:
     """After a batch's pause, in a process whose state lives as long as it does (`ledger
     process`, `ledger admin apply`): exempt what survived (state, kept rows) from every later

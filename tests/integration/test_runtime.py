@@ -39,15 +39,18 @@ def test_the_collector_is_paused_for_the_batch_and_its_survivors_kept_as_bootstr
         gc.unfreeze()
 
 
-@pytest.mark.parametrize(("interval_s", "passes_least", "passes_most"), [(0.001, 2, None), (3600.0, 0, 0)])
-def test_a_process_collecting_by_hand_makes_a_whole_pass_every_interval_and_none_on_its_own(
-        ledger, store, monkeypatch, interval_s, passes_least, passes_most):
-    # given: serve's runtime, started, with its whole passes counted
+@pytest.mark.parametrize(("interval_s", "young", "passes_least", "passes_most"), [
+    (0.001, 0, 2, None), (3600.0, 0, 0, 0), (3600.0, 10**9, 2, None)])
+def test_a_process_collecting_by_hand_makes_a_whole_pass_every_interval_or_once_many_objects_were_made(
+        ledger, store, monkeypatch, interval_s, young, passes_least, passes_most):
+    # given: serve's runtime, started, with its whole passes counted and the objects made since set
     a_shop(ledger)
     runtime = bootstrap(store, collector=Collector.by_hand)
     passes: list[int] = []
     monkeypatch.setattr(bulk, "collect", lambda: passes.append(1))
+    monkeypatch.setattr(bulk, "young", lambda: young)
     monkeypatch.setattr(runtime_module, "collect_interval_s", interval_s)
+    monkeypatch.setattr(runtime_module, "collect_check_s", 0.001)
 
     async def collecting_while_batches_come() -> None:
         stop = asyncio.Event()
@@ -62,7 +65,8 @@ def test_a_process_collecting_by_hand_makes_a_whole_pass_every_interval_and_none
         runtime.started()
         # when: batches come for a while, then the stop
         asyncio.run(collecting_while_batches_come())
-        # then: passes every interval until the stop, none within it; the collector never on its own
+        # then: passes every interval, or while too many objects were made, until the stop; else
+        # none; the collector never on its own
         assert len(passes) >= passes_least and (passes_most is None or len(passes) <= passes_most)
         assert not gc.isenabled()
     finally:
