@@ -89,7 +89,8 @@ class Runtime:
         the followers run; `handle` returns what it returns (without it, the `Handled`)."""
         with self._pause():
             answered = self._delivered(self._decide(raws, door, principal, extra), answer)
-        self._after_batch()
+        if self.collector is Collector.kept:
+            bulk.keep_survivors()
         return answered
 
     def handle_stream(self, batches: Iterable[Sequence[Raw]], door: str, answer: Callable[[Handled], Any]) -> None:
@@ -105,7 +106,8 @@ class Runtime:
                         break
                     self._delivered(handled, answer)
                     del handled
-                self._after_batch()
+                if self.collector is Collector.kept:
+                    bulk.keep_survivors()
         finally:
             handled_batches.close()
 
@@ -163,11 +165,6 @@ class Runtime:
 
     def _pause(self) -> Any:
         return bulk.paused() if self.collector is not Collector.untouched else contextlib.nullcontext()
-
-    def _after_batch(self) -> None:
-        """Once a batch's pause is over: its survivors kept out of later passes (`kept`)."""
-        if self.collector is Collector.kept:
-            bulk.keep_survivors()
 
     def handle_webhook(self, body: bytes, headers: Mapping[str, str]) -> Outcome:
         """The provider's door: a payment notification, verified by the provider's signature."""
