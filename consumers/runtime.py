@@ -29,7 +29,6 @@ from ledger.core.outcome import Outcome
 from ledger.providers.base import PaymentProvider
 from ledger.service import Extra, Handled, Ledger, Raw
 from ledger.store.agents import AgentKeys
-from ledger.store import waits
 from ledger.store.database import Store
 from ledger.store.owners import OwnerKeys
 from ledger.store.principals import Keys
@@ -113,17 +112,14 @@ class Runtime:
             handled_batches.close()
 
     def ahead(self, raws: Sequence[Raw], door: str, principal: Principal | list[Principal], *,
-              extra: Extra, waiting: Waiting, brief: bool = False) -> Handled:
+              extra: Extra, waiting: Waiting) -> Handled:
         """A pipelined batch's first round (`Ledger.ahead`): every decision written with `extra`'s
         statements, but the payment links held for the provider's answer (`Handled.holds`, their
-        outcomes None) and the inputs `waiting` holds behind earlier batches' links. `brief`: the
-        write may not wait (ledger/store/waits.py; WouldWait, nothing written)."""
+        outcomes None) and the inputs `waiting` holds behind earlier batches' links."""
         started = time.perf_counter()
         with self._pause():
             items = self._admitted(raws, door, principal)
-            with waits.briefly() if brief else contextlib.nullcontext():
-                decided = self.ledger.ahead(items, raws, waiting, extra)
-            handled = self._delivered(decided, None)
+            handled = self._delivered(self.ledger.ahead(items, raws, waiting, extra), None)
         observe.decided(door, [out for out in handled.outcomes if out is not None], time.perf_counter() - started)
         return handled
 

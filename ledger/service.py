@@ -16,8 +16,7 @@ import dataclasses
 import logging
 import threading
 import time
-from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,7 +26,7 @@ from commands.parsing import NotPermitted, Oversized, Parsed, Rejection, parse
 from ledger.core import events as ev
 from ledger import observe
 from ledger import links
-from ledger.store import unsigned_webhooks, waits
+from ledger.store import unsigned_webhooks
 from ledger.batch import Batch, ClaimKey, Decided, Hold, Made, Waiting, claim_key
 from ledger.store.chain import ChainBroken
 from ledger.core.decide import Stamp
@@ -126,7 +125,7 @@ class Ledger:
         (`PaymentLinkRequested`), except the inputs held for the provider's answer (their
         outcomes None, also in what `extra` is given) and those `waiting` says wait on earlier
         batches' holds."""
-        with self._writing():
+        with self._lock:
             return self._handle(items, raws, extra, waiting=waiting)
 
     def settle(self, held: Sequence[Item], raws: Sequence[Raw], made: dict[str, Made],
@@ -181,17 +180,6 @@ class Ledger:
             return [e for _, e in self._committed(decided, None).written]
 
     # --- the one write path -----------------------------------------------------
-
-    @contextmanager
-    def _writing(self) -> Iterator[None]:
-        """This Ledger's one writer's turn; in a brief write (ledger/store/waits.py), waited for
-        at most `brief_lock_wait_ms` (another door's write may be waiting on the database)."""
-        if not self._lock.acquire(timeout=waits.brief_lock_wait_ms / 1000 if waits.brief() else -1):
-            raise waits.WouldWait("another door is writing")
-        try:
-            yield
-        finally:
-            self._lock.release()
 
     def _handle(self, items: Sequence[Item], raws: Sequence[Raw], extra: Extra | None,
                 made: Mapping[str, Made] | None = None, waiting: Waiting | None = None) -> Handled:

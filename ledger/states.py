@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from commands.parsing import NotPermitted, Parsed, Rejection
 from ledger.core import events as ev
-from ledger.store import snapshots, waits
+from ledger.store import snapshots
 from ledger.store.kept_escalations import KeptEscalations
 from ledger.core.state import BusinessState
 from ledger.store.database import Kept, KeptOrder, Store
@@ -94,8 +94,6 @@ class States:
         key = business_id or ""
         state = self._states.get(key)
         if state is None:
-            if waits.brief():
-                raise waits.WouldWait("a business's state is not in memory")
             state = self._states[key] = self._loaded(key)
         return state
 

@@ -36,15 +36,9 @@ from ledger.batch import Waiting
 from ledger.links import AskingOnLoop, batches_ahead_max, waiting_for
 from ledger.retry import any_failure, retrying_async
 from ledger.service import Handled, Raw
-from ledger.store.waits import WouldWait
 from ledger.store.database import Statement
 
 log = logging.getLogger("ledger.kafka")
-
-# perf: bench.latency (docs/bench.md, issue 33, session 22): a lone command's two handoffs
-# between the loop and the writer thread, 0.30 + 0.14 ms at p50 traced in serve on a quiet
-# machine; 0.15-0.21 ms in isolation.
-loop_records_max = 4  # a poll this small is applied on the event loop when it need not wait
 
 Parts = Mapping[TopicPartition, Sequence[ConsumerRecord]]  # a poll's records, by partition
 # A batch's statements for its transaction, from its outcomes (and each one's bytes as the claims
@@ -64,7 +58,6 @@ class Writer:
         self._ahead: deque[Ahead] = deque()  # batches written but for their held commands, in order
         self._asking: AskingOnLoop | None = None  # the provider's calls in flight (made at the first link)
         self._added = asyncio.Event()  # a batch was added to `_ahead`
-        self._brief = runtime.store.engine.dialect.name == "sqlite"  # a few commands may go on the loop
 
     async def write(self, door: str, parts: Parts, stop: asyncio.Event) -> int:
         """Apply the records not applied yet; how many are left if the stop came first (else 0).
@@ -110,8 +103,12 @@ class Writer:
                     *outbox.insert(self.group, owed), *held.insert(self.group, waiting),
                     *self.publisher.forget(tidy)], owed
 
+        # Off the event loop, however small the poll: a write that waits on a locked database
+        # (a replay holds SQLite's lock for its whole rebuild) would stall heartbeats past the
+        # session timeout and have the group rebalance.
         waiting = waiting_for(hold for ahead in self._ahead for hold in ahead.first.holds)
-        handled, raws = await self._applied(records, door, statements, waiting)
+        handled, raws = await asyncio.get_running_loop().run_in_executor(
+            self._thread, self._first, records, door, statements, waiting)
         self.progress.moved({tp: r.offset for tp, r in last.items()})
         self.applied_count += len(records)
         self.publisher.deleted(tidy)
@@ -123,32 +120,13 @@ class Writer:
             self._added.set()
         return True
 
-    async def _applied(self, records: list[ConsumerRecord], door: str, statements: Statements,
-                       waiting: Waiting) -> tuple[Handled, list[Raw]]:
-        """A poll of a few commands on SQLite is applied here, on the event loop, if it can be
-        without waiting (ledger/store/waits.py: its businesses in memory, the locks free within
-        a few ms); the rest on the writer thread. A write that waits on a locked database (a
-        replay holds SQLite's lock for its whole rebuild) would stall heartbeats past the
-        session timeout and have the group rebalance; PostgreSQL's every statement is a round
-        trip that may wait."""
-        if self._brief and len(records) <= loop_records_max:
-            try:
-                applied = self._first(records, door, statements, waiting, brief=True)
-            except WouldWait as exc:
-                log.debug("%d commands go to the writer thread: %s", len(records), exc)
-            else:
-                return applied
-        return await asyncio.get_running_loop().run_in_executor(
-            self._thread, self._first, records, door, statements, waiting)
-
     def _first(self, records: list[ConsumerRecord], door: str, statements: Statements,
-               waiting: Waiting, brief: bool = False) -> tuple[Handled, list[Raw]]:
-        """On the writer thread (or, `brief`, on the loop). Each command is checked against the
-        token in its header, on either door (unless it was opened for a trial: --open-agent-door,
-        --open-owner-door)."""
+               waiting: Waiting) -> tuple[Handled, list[Raw]]:
+        """On the writer thread. Each command is checked against the token in its header, on
+        either door (unless it was opened for a trial: --open-agent-door, --open-owner-door)."""
         values: list[Raw] = [unreadable.raw(r) for r in records]
         tokens = [agent_door.header(r.headers) for r in records] if self.runtime.checks(door) else None
-        return self.runtime.ahead(values, door, tokens, extra=statements, waiting=waiting, brief=brief), values
+        return self.runtime.ahead(values, door, tokens, extra=statements, waiting=waiting), values
 
     async def _resync(self, parts: Parts, stop: asyncio.Event) -> None:
         """After a failure: what does the database say is applied (maybe by us, maybe by a

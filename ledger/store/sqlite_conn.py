@@ -16,8 +16,6 @@ from typing import Any
 
 from sqlalchemy.exc import OperationalError
 
-from ledger.store import waits
-
 busy_timeout_ms = 30_000  # every connection's: how long a statement waits for a lock
 # Between tries: a quarter of the wait so far, from 50 us to 1 ms. A writer gets the lock at most
 # about a quarter later than it was let go, and a long wait (a replay's) costs ~1,000 tries a second.
@@ -63,14 +61,10 @@ def _locked(exc: sqlite3.OperationalError) -> bool:
 def begin_immediate(dbapi_connection: Any, timeout_ms: int = busy_timeout_ms) -> None:
     """BEGIN IMMEDIATE on this driver connection, out of a transaction: the write lock is
     this connection's when it returns. sqlalchemy.exc.OperationalError ("database is locked")
-    once `timeout_ms` has passed, as from any statement that waited that long; in a brief
-    write (waits.py), waits.WouldWait once `brief_lock_wait_ms` has."""
-    brief = waits.brief()
+    once `timeout_ms` has passed, as from any statement that waited that long."""
     try:
-        _begin(dbapi_connection, min(timeout_ms, waits.brief_lock_wait_ms) if brief else timeout_ms)
+        _begin(dbapi_connection, timeout_ms)
     except sqlite3.OperationalError as exc:
-        if brief and _locked(exc):
-            raise waits.WouldWait("SQLite's write lock is held") from exc
         raise OperationalError("BEGIN IMMEDIATE", (), exc) from exc
 
 
