@@ -11,8 +11,9 @@ stop signal: what was not committed then is applied on the next start.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
@@ -152,9 +153,26 @@ class Server:
                     await self._recreated(tp)
                     continue  # read again from the start
                 by_door[self.config.topics.door(tp.topic)][tp] = records
-            for door, parts in by_door.items():  # the owner's catalogue before the orders that need it
-                if parts and self.unfinished is None and (left := await self.writer.write(door, parts, self.stop)):
-                    self.unfinished = f"stopped with {left} {door} commands not applied"  # the next start applies them
+            with self._fetching_paused():
+                for door, parts in by_door.items():  # the owner's catalogue before the orders that need it
+                    if parts and self.unfinished is None and (left := await self.writer.write(door, parts, self.stop)):
+                        self.unfinished = f"stopped with {left} {door} commands not applied"  # the next start applies them
+
+    @contextlib.contextmanager
+    def _fetching_paused(self) -> Iterator[None]:
+        """No fetch request while a batch is in hand: nothing one brings can be applied before the
+        batch is, and with nothing new on a partition the broker answers each after
+        `fetch_wait_ms` (1), so the idle partitions' fetch rounds would take the event loop
+        hundreds of times a second, and the GIL from the writer thread. Records fetched before
+        stay buffered; a rebalance waits for `busy`, so the partitions resumed are those paused."""
+        # perf: bench.serve (docs/bench.md, "serve's idle partitions fetched while a batch is written"): ~10% of serve's CPU a command.
+        consumer = self.consumer
+        assert consumer is not None
+        consumer.pause(*consumer.assignment())
+        try:
+            yield
+        finally:
+            consumer.resume(*consumer.paused())
 
     async def _recreated(self, tp: TopicPartition) -> None:
         assert self.consumer is not None
