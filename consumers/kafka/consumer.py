@@ -162,7 +162,7 @@ class Server:
     def _fetching_paused(self) -> Iterator[None]:
         """No fetch request while a batch is in hand: nothing one brings can be applied before the
         batch is, and with nothing new on a partition the broker answers each after
-        `fetch_wait_ms` (1), so the idle partitions' fetch rounds would take the event loop
+        `fetch_wait_ms` (1 by default), so the idle partitions' fetch rounds would take the event loop
         hundreds of times a second, and the GIL from the writer thread. Records fetched before
         stay buffered; a rebalance waits for `busy`, so the partitions resumed are those paused."""
         # perf: bench.serve (docs/bench.md, "serve's idle partitions fetched while a batch is written"): ~10% of serve's CPU a command.
